@@ -1,0 +1,106 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/sirupsen/logrus"
+
+	"parley/billing"
+	"parley/problem"
+	"parley/storage"
+)
+
+// envelope is the body of every JSON response.
+type envelope struct {
+	OK        bool           `json:"ok"`
+	Data      any            `json:"data,omitempty"`
+	Error     *envelopeError `json:"error,omitempty"`
+	RequestID string         `json:"requestId"`
+}
+
+type envelopeError struct {
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	MessageEn string         `json:"messageEn"`
+	Details   map[string]any `json:"details,omitempty"`
+}
+
+func respond(c *gin.Context, status int, data any) {
+	c.JSON(status, envelope{OK: true, Data: data, RequestID: requestID(c)})
+}
+
+// fail is the one way an error leaves the API: it maps err to a code and an
+// HTTP status, localizes the message, and logs the internal cause.
+func (s *Server) fail(c *gin.Context, err error) {
+	p := s.classify(err)
+	entry := s.entry(c).WithField("code", p.Code)
+	if p.Status() >= http.StatusInternalServerError {
+		entry.WithError(err).Error("request failed")
+	} else if p.Cause != nil {
+		entry.WithError(p.Cause).Debug("request refused")
+	}
+	if p.Code == problem.RateLimited {
+		if sec, ok := p.Params["retryAfterSec"]; ok {
+			c.Header("Retry-After", formatInt(sec))
+		}
+	}
+	prefs := []string{c.GetHeader("Accept-Language")}
+	if acc, ok := accountFrom(c); ok {
+		prefs = append(prefs, acc.Locale)
+	}
+	c.AbortWithStatusJSON(p.Status(), envelope{
+		OK: false,
+		Error: &envelopeError{
+			Code:      p.Code,
+			Message:   s.catalog.Message(p.Code, p.Params, prefs...),
+			MessageEn: s.catalog.English(p.Code, p.Params),
+			Details:   p.Details,
+		},
+		RequestID: requestID(c),
+	})
+}
+
+func (s *Server) classify(err error) *problem.Error {
+	if p, ok := problem.As(err); ok {
+		return p
+	}
+	var balance *storage.InsufficientBalanceError
+	var jobs *storage.TooManyJobsError
+	var netErr *net.OpError
+	switch {
+	case errors.As(err, &balance):
+		return problem.New(problem.InsufficientBalance, insufficientDetails(balance))
+	case errors.As(err, &jobs):
+		d := map[string]any{"inFlight": jobs.InFlight, "limit": jobs.Limit}
+		if jobs.Platform {
+			d["scope"] = "platform"
+		}
+		return problem.New(problem.TooManyJobs, d)
+	case errors.Is(err, storage.ErrNotFound):
+		return problem.New(problem.NotFound, nil)
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+		return problem.Wrap(problem.ServiceUnavailable, err)
+	}
+	return problem.Wrap(problem.Internal, err)
+}
+
+func insufficientDetails(e *storage.InsufficientBalanceError) map[string]any {
+	return map[string]any{"requiredUsd": e.Required.USD(), "balanceUsd": e.Balance.USD()}
+}
+
+// entry is the request's log entry with its correlation fields.
+func (s *Server) entry(c *gin.Context) *logrus.Entry {
+	fields := logrus.Fields{"request_id": requestID(c), "route": c.FullPath()}
+	if k, ok := keyFrom(c); ok {
+		fields["key_id"] = k.ID
+		fields["account_id"] = k.AccountID
+	}
+	return s.log.WithFields(fields)
+}
+
+// usd writes an amount as a JSON number of dollars.
+func usd(m billing.Micros) float64 { return m.USD() }

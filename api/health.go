@@ -1,0 +1,87 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/apikey"
+	"parley/problem"
+)
+
+type healthBody struct {
+	Status     string                     `json:"status"`
+	Time       time.Time                  `json:"time"`
+	Version    string                     `json:"version"`
+	UptimeSec  int64                      `json:"uptimeSec"`
+	Components map[string]componentHealth `json:"components,omitempty"`
+}
+
+type componentHealth struct {
+	Status    string  `json:"status"`
+	LatencyMs float64 `json:"latencyMs"`
+	Error     string  `json:"error,omitempty"`
+}
+
+func (s *Server) getHealth(c *gin.Context) {
+	deep := c.Query("deep") == "true"
+	if deep {
+		// The deep variant is for admin keys: run the normal auth chain.
+		s.authenticate(c)
+		if c.IsAborted() {
+			return
+		}
+		s.requireScope(apikey.AdminHealth)(c)
+		if c.IsAborted() {
+			return
+		}
+	}
+	now := s.now()
+	body := healthBody{Status: "healthy", Time: now.UTC(), Version: s.version, UptimeSec: int64(now.Sub(s.started).Seconds())}
+	checks := map[string]func(context.Context) error{"postgres": s.db.PingContext}
+	if deep {
+		checks["temporal"] = func(ctx context.Context) error {
+			_, err := s.temporal.CheckHealth(ctx, nil)
+			return err
+		}
+		checks["objectStore"] = s.objects.Health
+		if s.speech != nil {
+			checks["speechEngine"] = s.speech.Health
+		}
+		body.Components = map[string]componentHealth{}
+	}
+	healthy := true
+	for name, check := range checks {
+		ctx, cancel := context.WithTimeout(c, 3*time.Second)
+		start := time.Now()
+		err := check(ctx)
+		cancel()
+		h := componentHealth{Status: "up", LatencyMs: float64(time.Since(start).Microseconds()) / 1000}
+		if err != nil {
+			h.Status, h.Error = "down", "unreachable"
+			s.entry(c).WithError(err).WithField("component", name).Warn("health check failed")
+			// Only the database decides liveness; the rest is reported.
+			if name == "postgres" {
+				healthy = false
+			}
+		}
+		if deep {
+			body.Components[name] = h
+		}
+	}
+	if !healthy {
+		body.Status = "unhealthy"
+		p := problem.New(problem.ServiceUnavailable, map[string]any{
+			"status": body.Status, "time": body.Time, "version": body.Version, "uptimeSec": body.UptimeSec,
+		})
+		if deep {
+			p.Details["components"] = body.Components
+		}
+		s.fail(c, p)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	respond(c, http.StatusOK, body)
+}

@@ -1,0 +1,167 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/apikey"
+	"parley/problem"
+	"parley/storage"
+)
+
+const (
+	ctxRequestID = "parley.requestID"
+	ctxKey       = "parley.key"
+	ctxAccount   = "parley.account"
+)
+
+// withRequestID takes X-Request-Id from the client when it is sane, or makes
+// one, and echoes it.
+func withRequestID(c *gin.Context) {
+	id := c.GetHeader("X-Request-Id")
+	if !validRequestID(id) {
+		b := make([]byte, 12)
+		_, _ = rand.Read(b)
+		id = "req_" + hex.EncodeToString(b)
+	}
+	c.Set(ctxRequestID, id)
+	c.Header("X-Request-Id", id)
+	c.Next()
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if r < 0x21 || r > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func requestID(c *gin.Context) string { return c.GetString(ctxRequestID) }
+
+func keyFrom(c *gin.Context) (storage.APIKey, bool) {
+	k, ok := c.Get(ctxKey)
+	if !ok {
+		return storage.APIKey{}, false
+	}
+	return k.(storage.APIKey), true
+}
+
+func accountFrom(c *gin.Context) (storage.Account, bool) {
+	a, ok := c.Get(ctxAccount)
+	if !ok {
+		return storage.Account{}, false
+	}
+	return a.(storage.Account), true
+}
+
+// accessLog writes one JSON line per request and counts it for usage.
+func (s *Server) accessLog(c *gin.Context) {
+	start := s.now()
+	c.Next()
+	status := c.Writer.Status()
+	s.entry(c).WithFields(map[string]any{
+		"method":     c.Request.Method,
+		"path":       c.Request.URL.Path,
+		"status":     status,
+		"latency_ms": float64(time.Since(start).Microseconds()) / 1000,
+		"bytes_out":  c.Writer.Size(),
+	}).Info("request")
+	if k, ok := keyFrom(c); ok {
+		s.usage.Record(k.AccountID, start, status >= 400)
+	}
+}
+
+// recovery turns a panic into an INTERNAL_ERROR envelope.
+func (s *Server) recovery(c *gin.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.fail(c, problem.Wrap(problem.Internal, fmt.Errorf("panic: %v", r)))
+		}
+	}()
+	c.Next()
+}
+
+// authenticate resolves the bearer key and its account.
+func (s *Server) authenticate(c *gin.Context) {
+	header := c.GetHeader("Authorization")
+	if header == "" {
+		s.fail(c, problem.New(problem.Unauthorized, nil))
+		return
+	}
+	scheme, secret, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		s.fail(c, problem.New(problem.InvalidAPIKey, nil))
+		return
+	}
+	prefix, ok := apikey.PrefixOf(strings.TrimSpace(secret))
+	if !ok {
+		s.fail(c, problem.New(problem.InvalidAPIKey, nil))
+		return
+	}
+	key, err := s.keys.ByPrefix(c, prefix)
+	if err == storage.ErrNotFound || (err == nil && (!apikey.Matches(strings.TrimSpace(secret), key.SecretHash) || !key.Usable(s.now()))) {
+		s.fail(c, problem.New(problem.InvalidAPIKey, nil))
+		return
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	acc, err := s.accounts.Get(c, key.AccountID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Set(ctxKey, key)
+	c.Set(ctxAccount, acc)
+	s.keyUse.Touch(key.ID, s.now())
+	c.Next()
+}
+
+// rateLimit applies the key's tier budget per minute and per hour.
+func (s *Server) rateLimit(c *gin.Context) {
+	key, _ := keyFrom(c)
+	wait, err := s.limiter.Allow(c, key)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if wait > 0 {
+		s.fail(c, rateLimited(wait))
+		return
+	}
+	c.Next()
+}
+
+func rateLimited(wait time.Duration) *problem.Error {
+	sec := int(math.Ceil(wait.Seconds()))
+	if sec < 1 {
+		sec = 1
+	}
+	return &problem.Error{Code: problem.RateLimited, Params: map[string]any{"retryAfterSec": sec}, Details: map[string]any{"retryAfterSec": sec}}
+}
+
+// requireScope refuses keys without scope.
+func (s *Server) requireScope(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		key, _ := keyFrom(c)
+		if !key.HasScope(scope) {
+			s.fail(c, problem.New(problem.InsufficientScope, map[string]any{"required": scope}))
+			return
+		}
+		c.Next()
+	}
+}
+
+func formatInt(v any) string { return fmt.Sprint(v) }

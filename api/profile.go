@@ -1,0 +1,96 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/billing"
+)
+
+// Job kinds, shared with the job tables and admissions.
+const (
+	JobKindTranscription = "transcription"
+	JobKindSubtitles     = "subtitles"
+)
+
+// Services named in spend_by_service. Ledger charges carry one of these.
+var profileServices = []string{"transcription", "voice_isolator", "subtitle_burn", "voice_minute", "sms"}
+
+type profileJSON struct {
+	ID       string      `json:"id"`
+	Email    string      `json:"email"`
+	Name     string      `json:"name"`
+	Role     string      `json:"role"`
+	Locale   string      `json:"locale"`
+	Balance  balanceJSON `json:"balance"`
+	Usage    usageJSON   `json:"usage_last_30d"`
+	Paid     bool        `json:"paid"`
+	Phone    *string     `json:"phone"`
+	Verified bool        `json:"phone_verified"`
+}
+
+type balanceJSON struct {
+	AmountUSD float64 `json:"amount_usd"`
+}
+
+type usageJSON struct {
+	TotalSpendUSD  float64            `json:"total_spend_usd"`
+	SpendByService map[string]float64 `json:"spend_by_service"`
+	Transcriptions int                `json:"transcriptions"`
+	SubtitleJobs   int                `json:"subtitle_jobs"`
+	VoiceMinutes   int                `json:"voice_minutes"`
+	APIRequests    int64              `json:"api_requests"`
+	APIErrors      int64              `json:"api_errors"`
+}
+
+func (s *Server) getProfile(c *gin.Context) {
+	key, _ := keyFrom(c)
+	acc, err := s.accounts.Get(c, key.AccountID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	since := s.now().Add(-30 * 24 * time.Hour)
+	spend, err := s.ledger.SpendByService(c, acc.ID, since)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	jobs, err := s.admissions.CountAdmitted(c, acc.ID, since)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	// Counts not yet flushed by this process are included, so a client sees
+	// its own requests at once.
+	s.Flush(c)
+	requests, errs, err := s.usage.Totals(c, acc.ID, since)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	u := usageJSON{
+		SpendByService: map[string]float64{},
+		Transcriptions: jobs[JobKindTranscription],
+		SubtitleJobs:   jobs[JobKindSubtitles],
+		APIRequests:    requests,
+		APIErrors:      errs,
+	}
+	var total billing.Micros
+	for _, svc := range profileServices {
+		u.SpendByService[svc] = usd(spend[svc])
+	}
+	for svc, m := range spend {
+		total += m
+		u.SpendByService[svc] = usd(m)
+	}
+	u.TotalSpendUSD = usd(total)
+	respond(c, http.StatusOK, profileJSON{
+		ID: acc.ID, Email: acc.Email, Name: acc.Name, Role: acc.Role, Locale: acc.Locale,
+		Balance: balanceJSON{AmountUSD: usd(acc.BalanceMicros)}, Usage: u,
+		Paid: acc.Paid, Phone: acc.Phone, Verified: acc.PhoneVerified,
+	})
+}
+

@@ -1,0 +1,152 @@
+// Package api is the HTTP face of Parley: the Gin router, middleware, one
+// file per resource, the envelope and the OpenAPI document.
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/sirupsen/logrus"
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
+
+	"parley/apikey"
+	"parley/config"
+	"parley/i18n"
+	"parley/storage"
+)
+
+// HealthChecker is anything GET /health?deep=true can probe.
+type HealthChecker interface {
+	Health(ctx context.Context) error
+}
+
+// Deps are what the API needs from the process.
+type Deps struct {
+	Config   config.Config
+	DB       *bun.DB
+	Objects  *storage.Objects
+	Temporal client.Client
+	Speech   HealthChecker
+	Catalog  *i18n.Catalog
+	Log      *logrus.Logger
+	Version  string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	cfg      config.Config
+	db       *bun.DB
+	objects  *storage.Objects
+	temporal client.Client
+	speech   HealthChecker
+	catalog  *i18n.Catalog
+	log      *logrus.Logger
+	version  string
+	started  time.Time
+	now      func() time.Time
+
+	accounts   storage.Accounts
+	keys       storage.Keys
+	ledger     storage.Ledger
+	admissions storage.Admissions
+	limiter    RateLimiter
+	keyUse     *storage.UsageBatcher
+	usage      *storage.UsageRecorder
+}
+
+// NewServer wires a Server.
+func NewServer(d Deps) *Server {
+	now := d.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Server{
+		cfg: d.Config, db: d.DB, objects: d.Objects, temporal: d.Temporal, speech: d.Speech,
+		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
+		accounts:   storage.Accounts{DB: d.DB},
+		keys:       storage.Keys{DB: d.DB},
+		ledger:     storage.Ledger{DB: d.DB},
+		admissions: storage.Admissions{DB: d.DB},
+		limiter:    RateLimiter{Counters: storage.RateCounters{DB: d.DB}, Tiers: d.Config.RateTiers, Now: now},
+		keyUse:     storage.NewUsageBatcher(d.DB),
+		usage:      storage.NewUsageRecorder(d.DB),
+	}
+}
+
+// route is one endpoint: the table drives both the router and the OpenAPI
+// completeness test.
+type route struct {
+	method, path string
+	// scope is required unless public.
+	scope   string
+	public  bool
+	handler gin.HandlerFunc
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{method: http.MethodGet, path: "/health", public: true, handler: s.getHealth},
+		{method: http.MethodGet, path: "/openapi.json", public: true, handler: s.getOpenAPI},
+		{method: http.MethodGet, path: "/keys", scope: apikey.KeysManage, handler: s.listKeys},
+		{method: http.MethodPost, path: "/keys", scope: apikey.KeysManage, handler: s.createKey},
+		{method: http.MethodDelete, path: "/keys/:id", scope: apikey.KeysManage, handler: s.revokeKey},
+		{method: http.MethodGet, path: "/profile", scope: apikey.ProfileRead, handler: s.getProfile},
+	}
+}
+
+// Handler builds the Gin engine.
+func (s *Server) Handler() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(withRequestID, s.accessLog, s.recovery)
+	v1 := r.Group("/api/v1")
+	for _, rt := range s.routes() {
+		chain := []gin.HandlerFunc{}
+		if !rt.public {
+			chain = append(chain, s.authenticate, s.rateLimit, s.requireScope(rt.scope))
+		}
+		v1.Handle(rt.method, rt.path, append(chain, rt.handler)...)
+	}
+	r.NoRoute(func(c *gin.Context) { s.fail(c, problemNotFound()) })
+	r.NoMethod(func(c *gin.Context) { s.fail(c, problemMethod()) })
+	return r
+}
+
+// Run flushes batched writes and prunes old counters until ctx ends, then
+// flushes once more.
+func (s *Server) Run(ctx context.Context) {
+	flush := time.NewTicker(5 * time.Second)
+	prune := time.NewTicker(10 * time.Minute)
+	defer flush.Stop()
+	defer prune.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.Flush(context.WithoutCancel(ctx))
+			return
+		case <-flush.C:
+			s.Flush(ctx)
+		case <-prune.C:
+			if err := s.limiter.Counters.Prune(ctx, s.now().Add(-2*time.Hour)); err != nil {
+				s.log.WithError(err).Warn("prune rate counters")
+			}
+		}
+	}
+}
+
+// Flush writes batched key-use times and usage counts now.
+func (s *Server) Flush(ctx context.Context) {
+	if err := s.keyUse.Flush(ctx); err != nil {
+		s.log.WithError(err).Warn("flush key usage")
+	}
+	if err := s.usage.Flush(ctx); err != nil {
+		s.log.WithError(err).Warn("flush usage counts")
+	}
+}

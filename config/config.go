@@ -1,0 +1,178 @@
+// Package config reads the process configuration from the environment. Every
+// subcommand uses the same variables; Describe lists them for the README.
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of a Parley process.
+type Config struct {
+	HTTPAddr    string
+	BaseURL     string
+	DatabaseURL string
+	LogLevel    string
+
+	TemporalAddress   string
+	TemporalNamespace string
+
+	MinioEndpoint  string
+	MinioAccessKey string
+	MinioSecretKey string
+	MinioBucket    string
+	MinioUseSSL    bool
+
+	MediaSecret   string
+	MediaLinkTTL  time.Duration
+	MaxUploadSize int64
+
+	SpeechEngine      string
+	OpenAIBaseURL     string
+	OpenAIAPIKey      string
+	OpenAIModel       string
+	ElevenLabsBaseURL string
+	ElevenLabsAPIKey  string
+	ElevenLabsModel   string
+
+	// URLAllowPrefixes widens the SSRF guard for development and tests only.
+	URLAllowPrefixes []netip.Prefix
+
+	RateTiers RateTiers
+}
+
+// Var documents one environment variable.
+type Var struct {
+	Name, Default, Meaning string
+}
+
+// Vars is the single source of every variable, its default and meaning.
+var Vars = []Var{
+	{"PARLEY_HTTP_ADDR", "127.0.0.1:8080", "address the API listens on"},
+	{"PARLEY_BASE_URL", "http://127.0.0.1:8080", "public origin of the API, used in signed media links"},
+	{"DATABASE_URL", "postgres://postgres@127.0.0.1:5432/parley?sslmode=disable", "PostgreSQL connection URL"},
+	{"PARLEY_LOG_LEVEL", "info", "logrus level: debug, info, warn, error"},
+	{"TEMPORAL_ADDRESS", "127.0.0.1:7233", "Temporal frontend (gRPC) address"},
+	{"TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
+	{"MINIO_ENDPOINT", "127.0.0.1:9000", "MinIO / S3 endpoint host:port"},
+	{"MINIO_ACCESS_KEY", "parley", "object store access key"},
+	{"MINIO_SECRET_KEY", "parley-secret", "object store secret key"},
+	{"MINIO_BUCKET", "parley", "bucket for media (created at start when missing)"},
+	{"MINIO_USE_SSL", "false", "use TLS to reach the object store"},
+	{"PARLEY_MEDIA_SECRET", "dev-media-secret-change-me", "HMAC key that signs media links; set a long random value in production"},
+	{"PARLEY_MEDIA_LINK_TTL", "168h", "lifetime of a signed media link"},
+	{"PARLEY_MAX_UPLOAD_BYTES", "524288000", "largest accepted upload or download (500 MB)"},
+	{"PARLEY_SPEECH_ENGINE", "pocketsphinx", "speech engine: pocketsphinx (offline), openai, elevenlabs"},
+	{"PARLEY_OPENAI_BASE_URL", "https://api.openai.com", "OpenAI-compatible transcription server"},
+	{"PARLEY_OPENAI_API_KEY", "", "key for the OpenAI-compatible server"},
+	{"PARLEY_OPENAI_MODEL", "whisper-1", "model name sent to the OpenAI-compatible server"},
+	{"PARLEY_ELEVENLABS_BASE_URL", "https://api.elevenlabs.io", "ElevenLabs API origin"},
+	{"PARLEY_ELEVENLABS_API_KEY", "", "ElevenLabs API key"},
+	{"PARLEY_ELEVENLABS_MODEL", "scribe_v1", "ElevenLabs speech-to-text model"},
+	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
+	{"PARLEY_RATE_TIERS", "standard=60/1000,pro=600/10000,unlimited=0/0", "per-key requests per minute/hour for each tier; 0 means no limit"},
+}
+
+// Load reads the configuration from the environment.
+func Load() (Config, error) {
+	get := func(name string) string {
+		if v, ok := os.LookupEnv(name); ok && v != "" {
+			return v
+		}
+		for _, v := range Vars {
+			if v.Name == name {
+				return v.Default
+			}
+		}
+		panic("config: undeclared variable " + name)
+	}
+	c := Config{
+		HTTPAddr:          get("PARLEY_HTTP_ADDR"),
+		BaseURL:           strings.TrimRight(get("PARLEY_BASE_URL"), "/"),
+		DatabaseURL:       get("DATABASE_URL"),
+		LogLevel:          get("PARLEY_LOG_LEVEL"),
+		TemporalAddress:   get("TEMPORAL_ADDRESS"),
+		TemporalNamespace: get("TEMPORAL_NAMESPACE"),
+		MinioEndpoint:     get("MINIO_ENDPOINT"),
+		MinioAccessKey:    get("MINIO_ACCESS_KEY"),
+		MinioSecretKey:    get("MINIO_SECRET_KEY"),
+		MinioBucket:       get("MINIO_BUCKET"),
+		MediaSecret:       get("PARLEY_MEDIA_SECRET"),
+		SpeechEngine:      get("PARLEY_SPEECH_ENGINE"),
+		OpenAIBaseURL:     get("PARLEY_OPENAI_BASE_URL"),
+		OpenAIAPIKey:      get("PARLEY_OPENAI_API_KEY"),
+		OpenAIModel:       get("PARLEY_OPENAI_MODEL"),
+		ElevenLabsBaseURL: get("PARLEY_ELEVENLABS_BASE_URL"),
+		ElevenLabsAPIKey:  get("PARLEY_ELEVENLABS_API_KEY"),
+		ElevenLabsModel:   get("PARLEY_ELEVENLABS_MODEL"),
+	}
+	var err error
+	if c.MinioUseSSL, err = strconv.ParseBool(get("MINIO_USE_SSL")); err != nil {
+		return c, fmt.Errorf("MINIO_USE_SSL: %w", err)
+	}
+	if c.MediaLinkTTL, err = time.ParseDuration(get("PARLEY_MEDIA_LINK_TTL")); err != nil {
+		return c, fmt.Errorf("PARLEY_MEDIA_LINK_TTL: %w", err)
+	}
+	if c.MaxUploadSize, err = strconv.ParseInt(get("PARLEY_MAX_UPLOAD_BYTES"), 10, 64); err != nil || c.MaxUploadSize <= 0 {
+		return c, fmt.Errorf("PARLEY_MAX_UPLOAD_BYTES: want a positive integer")
+	}
+	if c.URLAllowPrefixes, err = parsePrefixes(os.Getenv("PARLEY_URL_ALLOW_CIDRS")); err != nil {
+		return c, fmt.Errorf("PARLEY_URL_ALLOW_CIDRS: %w", err)
+	}
+	if c.RateTiers, err = ParseRateTiers(get("PARLEY_RATE_TIERS")); err != nil {
+		return c, fmt.Errorf("PARLEY_RATE_TIERS: %w", err)
+	}
+	return c, nil
+}
+
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// RateTier is the per-key request budget of one tier; zero means unlimited.
+type RateTier struct {
+	PerMinute, PerHour int
+}
+
+// RateTiers maps a tier name to its budget.
+type RateTiers map[string]RateTier
+
+// ParseRateTiers reads "name=perMinute/perHour,..." .
+func ParseRateTiers(s string) (RateTiers, error) {
+	tiers := RateTiers{}
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		name, limits, ok := strings.Cut(part, "=")
+		minute, hour, ok2 := strings.Cut(limits, "/")
+		if !ok || !ok2 || name == "" {
+			return nil, fmt.Errorf("%q: want name=perMinute/perHour", part)
+		}
+		m, err1 := strconv.Atoi(minute)
+		h, err2 := strconv.Atoi(hour)
+		if err1 != nil || err2 != nil || m < 0 || h < 0 {
+			return nil, fmt.Errorf("%q: limits must be non-negative integers", part)
+		}
+		tiers[name] = RateTier{PerMinute: m, PerHour: h}
+	}
+	if _, ok := tiers["standard"]; !ok {
+		return nil, fmt.Errorf("the standard tier must be configured")
+	}
+	return tiers, nil
+}

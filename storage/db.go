@@ -1,0 +1,44 @@
+// Package storage holds the Postgres repositories (bun models) and the object
+// store. Repositories are small values over a bun.IDB so they work inside and
+// outside a transaction.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+)
+
+// ErrNotFound means the row does not exist or is not the caller's.
+var ErrNotFound = errors.New("not found")
+
+// OpenDB connects to Postgres and checks the connection.
+func OpenDB(ctx context.Context, url string) (*bun.DB, error) {
+	sqldb := sql.OpenDB(pgdriver.NewConnector(
+		pgdriver.WithDSN(url),
+		pgdriver.WithTimeout(10*time.Second),
+	))
+	sqldb.SetMaxOpenConns(32)
+	sqldb.SetMaxIdleConns(8)
+	db := bun.NewDB(sqldb, pgdialect.New())
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	return db, nil
+}
+
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}

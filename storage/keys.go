@@ -1,0 +1,168 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"parley/apikey"
+)
+
+// APIKey is a stored key; the secret itself is never stored, only its hash.
+type APIKey struct {
+	bun.BaseModel `bun:"table:api_keys"`
+
+	ID         int64      `bun:"id,pk,autoincrement" json:"id"`
+	AccountID  string     `bun:"account_id" json:"account_id"`
+	Name       string     `bun:"name" json:"name"`
+	Prefix     string     `bun:"prefix" json:"prefix"`
+	SecretHash []byte     `bun:"secret_hash" json:"-"`
+	OwnerType  string     `bun:"owner_type" json:"owner_type"`
+	Scopes     []string   `bun:"scopes,array" json:"scopes"`
+	Tier       string     `bun:"tier" json:"tier"`
+	ExpiresAt  *time.Time `bun:"expires_at" json:"expires_at"`
+	LastUsedAt *time.Time `bun:"last_used_at" json:"last_used_at"`
+	RevokedAt  *time.Time `bun:"revoked_at" json:"revoked_at"`
+	CreatedAt  time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp" json:"created_at"`
+}
+
+// KeyWarning goes with every freshly issued secret.
+const KeyWarning = "Store this secret now: it is shown only once and cannot be recovered. If it is lost, revoke the key and create a new one."
+
+// IssuedKey is a new key with its secret, shown once.
+type IssuedKey struct {
+	APIKey
+	Secret  string `json:"secret"`
+	Warning string `json:"warning"`
+}
+
+// KeySpec is a validated request for a new key.
+type KeySpec struct {
+	AccountID string
+	Name      string
+	Scopes    []string
+	OwnerType string
+	Tier      string
+	ExpiresAt *time.Time
+}
+
+// Usable reports whether the key may authenticate at time now.
+func (k APIKey) Usable(now time.Time) bool {
+	return k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt))
+}
+
+// HasScope reports whether the key grants scope.
+func (k APIKey) HasScope(scope string) bool {
+	for _, s := range k.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// Keys reads and writes API keys.
+type Keys struct{ DB bun.IDB }
+
+// Issue generates a secret and stores the key; the caller has validated spec.
+func (r Keys) Issue(ctx context.Context, spec KeySpec) (IssuedKey, error) {
+	secret, err := apikey.Generate()
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	k := APIKey{
+		AccountID: spec.AccountID, Name: spec.Name, Prefix: secret.Prefix, SecretHash: secret.Hash,
+		OwnerType: spec.OwnerType, Scopes: spec.Scopes, Tier: spec.Tier, ExpiresAt: spec.ExpiresAt,
+	}
+	if k.Tier == "" {
+		k.Tier = "standard"
+	}
+	if _, err := r.DB.NewInsert().Model(&k).Returning("*").Exec(ctx); err != nil {
+		return IssuedKey{}, fmt.Errorf("insert api key: %w", err)
+	}
+	return IssuedKey{APIKey: k, Secret: secret.Plain, Warning: KeyWarning}, nil
+}
+
+// ByPrefix finds the key a presented secret claims to be.
+func (r Keys) ByPrefix(ctx context.Context, prefix string) (APIKey, error) {
+	var k APIKey
+	err := r.DB.NewSelect().Model(&k).Where("prefix = ?", prefix).Scan(ctx)
+	return k, notFound(err)
+}
+
+// List returns the keys of one account, or of every account when accountID
+// is empty, newest first.
+func (r Keys) List(ctx context.Context, accountID string) ([]APIKey, error) {
+	keys := []APIKey{}
+	q := r.DB.NewSelect().Model(&keys).OrderExpr("id DESC").Limit(1000)
+	if accountID != "" {
+		q = q.Where("account_id = ?", accountID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return keys, nil
+}
+
+// Revoke sets revoked_at once; accountID limits it to the owner's keys unless
+// empty (operators). Revoking a revoked key keeps the first time.
+func (r Keys) Revoke(ctx context.Context, id int64, accountID string, now time.Time) (APIKey, error) {
+	var k APIKey
+	q := r.DB.NewUpdate().Model(&k).
+		Set("revoked_at = coalesce(revoked_at, ?)", now).
+		Where("id = ?", id).Returning("*")
+	if accountID != "" {
+		q = q.Where("account_id = ?", accountID)
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return k, fmt.Errorf("revoke api key: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return k, ErrNotFound
+	}
+	return k, nil
+}
+
+// UsageBatcher remembers which keys were used and when, and writes
+// last_used_at in batches, so authentication does not write on every request.
+type UsageBatcher struct {
+	db bun.IDB
+
+	mu      sync.Mutex
+	pending map[int64]time.Time
+}
+
+// NewUsageBatcher returns an empty batcher over db.
+func NewUsageBatcher(db bun.IDB) *UsageBatcher {
+	return &UsageBatcher{db: db, pending: map[int64]time.Time{}}
+}
+
+// Touch records a use of key id.
+func (b *UsageBatcher) Touch(id int64, at time.Time) {
+	b.mu.Lock()
+	if at.After(b.pending[id]) {
+		b.pending[id] = at
+	}
+	b.mu.Unlock()
+}
+
+// Flush writes every pending use.
+func (b *UsageBatcher) Flush(ctx context.Context) error {
+	b.mu.Lock()
+	pending := b.pending
+	b.pending = map[int64]time.Time{}
+	b.mu.Unlock()
+	for id, at := range pending {
+		_, err := b.db.NewUpdate().Model((*APIKey)(nil)).
+			Set("last_used_at = greatest(coalesce(last_used_at, ?), ?)", at, at).
+			Where("id = ?", id).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("update last_used_at: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"parley/billing"
+)
+
+// Ledger movement kinds.
+const (
+	KindTopUp  = "topup"
+	KindCharge = "charge"
+	KindRefund = "refund"
+)
+
+// LedgerEntry is one movement of credit. Entries are never updated or deleted.
+type LedgerEntry struct {
+	bun.BaseModel `bun:"table:credit_ledger"`
+
+	ID             int64          `bun:"id,pk,autoincrement" json:"id"`
+	AccountID      string         `bun:"account_id" json:"account_id"`
+	Kind           string         `bun:"kind" json:"kind"`
+	Service        string         `bun:"service" json:"service,omitempty"`
+	AmountMicros   billing.Micros `bun:"amount_micros" json:"amount_micros"`
+	BalanceAfter   billing.Micros `bun:"balance_after" json:"balance_after_micros"`
+	IdempotencyKey string         `bun:"idempotency_key" json:"idempotency_key"`
+	JobKind        *string        `bun:"job_kind" json:"job_kind,omitempty"`
+	JobID          *int64         `bun:"job_id" json:"job_id,omitempty"`
+	Stage          *string        `bun:"stage" json:"stage,omitempty"`
+	Note           string         `bun:"note" json:"note,omitempty"`
+	CreatedAt      time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp" json:"created_at"`
+}
+
+// Movement asks the ledger to move credit. Amount is positive; Kind says the
+// direction. Key makes the movement idempotent.
+type Movement struct {
+	AccountID string
+	Kind      string
+	Service   string
+	Amount    billing.Micros
+	Key       string
+	JobKind   string
+	JobID     int64
+	Stage     string
+	Note      string
+}
+
+// ChargeKey is the idempotency key of the charge for one stage of one job.
+func ChargeKey(jobKind string, jobID int64, stage string) string {
+	return fmt.Sprintf("charge:%s:%d:%s", jobKind, jobID, stage)
+}
+
+// InsufficientBalanceError says a charge or admission needs more credit.
+type InsufficientBalanceError struct {
+	Required, Balance billing.Micros
+}
+
+func (e *InsufficientBalanceError) Error() string {
+	return fmt.Sprintf("insufficient balance: need %d micro-USD, have %d", e.Required, e.Balance)
+}
+
+// ErrKeyReused means an idempotency key was used for a different movement.
+var ErrKeyReused = errors.New("idempotency key already used for a different movement")
+
+// Ledger posts movements and keeps accounts.balance_micros in step.
+type Ledger struct{ DB *bun.DB }
+
+// Post records m exactly once. Replaying the same key returns the first entry
+// and changes nothing. A charge never takes the balance below zero.
+func (l Ledger) Post(ctx context.Context, m Movement) (LedgerEntry, error) {
+	if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
+		return LedgerEntry{}, fmt.Errorf("ledger: a movement needs an account, a key and a positive amount")
+	}
+	var entry LedgerEntry
+	err := l.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		existing, err := entryByKey(ctx, tx, m.Key)
+		if err == nil {
+			entry = existing
+			return sameMovement(existing, m)
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		delta := m.Amount
+		if m.Kind == KindCharge {
+			delta = -m.Amount
+		}
+		var balance billing.Micros
+		err = tx.NewUpdate().Model((*Account)(nil)).
+			Set("balance_micros = balance_micros + ?", delta).
+			Where("id = ?", m.AccountID).
+			Where("balance_micros + ? >= 0", delta).
+			Returning("balance_micros").Scan(ctx, &balance)
+		if err != nil {
+			if errors.Is(notFound(err), ErrNotFound) {
+				// A concurrent post with the same key may have spent the
+				// balance this one was waiting for: that is a replay.
+				if existing, getErr := entryByKey(ctx, tx, m.Key); getErr == nil {
+					entry = existing
+					return sameMovement(existing, m)
+				}
+				acc, getErr := Accounts{DB: tx}.Get(ctx, m.AccountID)
+				if getErr != nil {
+					return getErr
+				}
+				return &InsufficientBalanceError{Required: m.Amount, Balance: acc.BalanceMicros}
+			}
+			return fmt.Errorf("update balance: %w", err)
+		}
+		entry = LedgerEntry{
+			AccountID: m.AccountID, Kind: m.Kind, Service: m.Service, AmountMicros: delta,
+			BalanceAfter: balance, IdempotencyKey: m.Key, Note: m.Note,
+		}
+		if m.JobKind != "" {
+			entry.JobKind, entry.JobID, entry.Stage = &m.JobKind, &m.JobID, &m.Stage
+		}
+		res, err := tx.NewInsert().Model(&entry).On("CONFLICT (idempotency_key) DO NOTHING").Returning("*").Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("insert ledger entry: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errRaced
+		}
+		return nil
+	})
+	if errors.Is(err, errRaced) {
+		// A concurrent post with the same key won; ours rolled back.
+		existing, getErr := entryByKey(ctx, l.DB, m.Key)
+		if getErr != nil {
+			return LedgerEntry{}, getErr
+		}
+		return existing, sameMovement(existing, m)
+	}
+	return entry, err
+}
+
+var errRaced = errors.New("ledger: concurrent post with the same key")
+
+func entryByKey(ctx context.Context, db bun.IDB, key string) (LedgerEntry, error) {
+	var e LedgerEntry
+	err := db.NewSelect().Model(&e).Where("idempotency_key = ?", key).Scan(ctx)
+	return e, notFound(err)
+}
+
+func sameMovement(e LedgerEntry, m Movement) error {
+	amount := e.AmountMicros
+	if amount < 0 {
+		amount = -amount
+	}
+	if e.AccountID != m.AccountID || e.Kind != m.Kind || amount != m.Amount {
+		return ErrKeyReused
+	}
+	return nil
+}
+
+// Entries lists an account's movements, newest first.
+func (l Ledger) Entries(ctx context.Context, accountID string, limit int) ([]LedgerEntry, error) {
+	var out []LedgerEntry
+	err := l.DB.NewSelect().Model(&out).Where("account_id = ?", accountID).OrderExpr("id DESC").Limit(int64(limit)).Scan(ctx)
+	return out, err
+}
+
+// SpendByService sums the charges of an account since a time, net of
+// refunds, per service.
+func (l Ledger) SpendByService(ctx context.Context, accountID string, since time.Time) (map[string]billing.Micros, error) {
+	var rows []struct {
+		Service string         `bun:"service"`
+		Spend   billing.Micros `bun:"spend"`
+	}
+	err := l.DB.NewSelect().Model((*LedgerEntry)(nil)).
+		ColumnExpr("service, -sum(amount_micros) AS spend").
+		Where("account_id = ?", accountID).
+		Where("kind IN (?)", bun.In([]string{KindCharge, KindRefund})).
+		Where("created_at >= ?", since).
+		Group("service").Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("sum spend: %w", err)
+	}
+	out := map[string]billing.Micros{}
+	for _, r := range rows {
+		out[r.Service] = r.Spend
+	}
+	return out, nil
+}

@@ -1,0 +1,53 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"parley/billing"
+)
+
+// Price list items (per minute of media).
+const (
+	PriceTranscription = "transcription"
+	PriceVoiceCleanup  = "voice_cleanup"
+	PriceSubtitleBurn  = "subtitle_burn"
+)
+
+// Price is one item of the price list.
+type Price struct {
+	bun.BaseModel `bun:"table:prices"`
+
+	Item      string         `bun:"item,pk" json:"item"`
+	Micros    billing.Micros `bun:"micros" json:"micros"`
+	Unit      string         `bun:"unit" json:"unit"`
+	UpdatedAt time.Time      `bun:"updated_at,nullzero,notnull,default:current_timestamp" json:"updated_at"`
+}
+
+// Prices reads and writes the price list.
+type Prices struct{ DB bun.IDB }
+
+// Get returns the price of one item.
+func (p Prices) Get(ctx context.Context, item string) (billing.Micros, error) {
+	var pr Price
+	if err := p.DB.NewSelect().Model(&pr).Where("item = ?", item).Scan(ctx); err != nil {
+		return 0, fmt.Errorf("price %q: %w", item, notFound(err))
+	}
+	return pr.Micros, nil
+}
+
+// Set changes the price of an existing item.
+func (p Prices) Set(ctx context.Context, item string, micros billing.Micros) (Price, error) {
+	pr := Price{Item: item}
+	res, err := p.DB.NewUpdate().Model(&pr).Set("micros = ?, updated_at = now()", micros).WherePK().Returning("*").Exec(ctx)
+	if err != nil {
+		return pr, fmt.Errorf("set price: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return pr, ErrNotFound
+	}
+	return pr, nil
+}
