@@ -93,4 +93,3 @@ func (s *Server) getProfile(c *gin.Context) {
 		Paid: acc.Paid, Phone: acc.Phone, Verified: acc.PhoneVerified,
 	})
 }
-
