@@ -135,3 +135,9 @@ func As(err error) (*Error, bool) {
 	ok := errors.As(err, &p)
 	return p, ok
 }
+
+// Known reports whether code is one of ours.
+func Known(code string) bool {
+	_, ok := statusOf[code]
+	return ok
+}

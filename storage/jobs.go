@@ -1,0 +1,193 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"parley/billing"
+	"parley/transcript"
+)
+
+// Job kinds.
+const (
+	JobTranscription = "transcription"
+	JobSubtitles     = "subtitles"
+)
+
+// Job statuses.
+const (
+	StatusQueued       = "queued"
+	StatusProcessing   = "processing"
+	StatusTranscribing = "transcribing"
+	StatusBurning      = "burning"
+	StatusDone         = "done"
+	StatusFailed       = "failed"
+)
+
+// Final reports whether a status is never left (except done by a re-burn).
+func Final(status string) bool { return status == StatusDone || status == StatusFailed }
+
+// Job is a transcription or subtitle job.
+type Job struct {
+	bun.BaseModel `bun:"table:jobs"`
+
+	ID                 int64             `bun:"id,pk,autoincrement"`
+	AccountID          string            `bun:"account_id"`
+	Kind               string            `bun:"kind"`
+	Status             string            `bun:"status"`
+	InputKind          string            `bun:"input_kind"`
+	FileName           string            `bun:"file_name"`
+	SourceURL          *string           `bun:"source_url"`
+	Source             string            `bun:"source"`
+	MediaKey           *string           `bun:"media_key"`
+	MediaSHA256        *string           `bun:"media_sha256"`
+	LanguageRequested  string            `bun:"language_requested"`
+	LanguageDetected   *string           `bun:"language_detected"`
+	DurationSec        *float64          `bun:"duration_sec"`
+	Width              *int              `bun:"width"`
+	Height             *int              `bun:"height"`
+	TranscriptText     string            `bun:"transcript_text"`
+	Words              []transcript.Word `bun:"words,type:jsonb"`
+	CostMicros         billing.Micros    `bun:"cost_micros"`
+	UseVoiceCleanup    bool              `bun:"use_voice_cleanup"`
+	CleanupCostMicros  billing.Micros    `bun:"cleanup_cost_micros"`
+	BurnCostMicros     billing.Micros    `bun:"burn_cost_micros"`
+	Style              json.RawMessage   `bun:"style,type:jsonb"`
+	StyleNote          *string           `bun:"style_note"`
+	OutputKey          *string           `bun:"output_key"`
+	BurnRuns           int               `bun:"burn_runs"`
+	ReburnErrorCode    *string           `bun:"reburn_error_code"`
+	ReburnErrorMessage *string           `bun:"reburn_error_message"`
+	EmailAfter         bool              `bun:"email_after"`
+	SMSAfter           bool              `bun:"sms_after"`
+	IdempotencyKey     *string           `bun:"idempotency_key"`
+	RequestHash        *string           `bun:"request_hash"`
+	ErrorCode          *string           `bun:"error_code"`
+	ErrorMessage       *string           `bun:"error_message"`
+	CreatedAt          time.Time         `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	StartedAt          *time.Time        `bun:"started_at"`
+	CompletedAt        *time.Time        `bun:"completed_at"`
+	DeletedAt          *time.Time        `bun:"deleted_at"`
+}
+
+// Jobs reads and writes jobs.
+type Jobs struct{ DB bun.IDB }
+
+// Insert creates a job row (inside an admission transaction).
+func (r Jobs) Insert(ctx context.Context, j *Job) error {
+	if _, err := r.DB.NewInsert().Model(j).Returning("*").Exec(ctx); err != nil {
+		return fmt.Errorf("insert job: %w", err)
+	}
+	return nil
+}
+
+// Get reads a job whatever its owner (activities).
+func (r Jobs) Get(ctx context.Context, id int64) (Job, error) {
+	var j Job
+	err := r.DB.NewSelect().Model(&j).Where("id = ?", id).Scan(ctx)
+	return j, notFound(err)
+}
+
+// GetOwned reads an undeleted job of one account and kind (API reads).
+func (r Jobs) GetOwned(ctx context.Context, accountID, kind string, id int64) (Job, error) {
+	var j Job
+	err := r.DB.NewSelect().Model(&j).
+		Where("id = ? AND account_id = ? AND kind = ? AND deleted_at IS NULL", id, accountID, kind).Scan(ctx)
+	return j, notFound(err)
+}
+
+// ByIdempotencyKey finds the job an earlier request with the same key made.
+func (r Jobs) ByIdempotencyKey(ctx context.Context, accountID, kind, key string) (Job, error) {
+	var j Job
+	err := r.DB.NewSelect().Model(&j).
+		Where("account_id = ? AND kind = ? AND idempotency_key = ?", accountID, kind, key).Scan(ctx)
+	return j, notFound(err)
+}
+
+// List returns an account's undeleted jobs of a kind, newest first, without
+// the word arrays.
+func (r Jobs) List(ctx context.Context, accountID, kind string, limit int) ([]Job, error) {
+	jobs := []Job{}
+	err := r.DB.NewSelect().Model(&jobs).ExcludeColumn("words").
+		Where("account_id = ? AND kind = ? AND deleted_at IS NULL", accountID, kind).
+		OrderExpr("id DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// Running returns an account's jobs in non-final states, oldest first.
+func (r Jobs) Running(ctx context.Context, accountID string) ([]Job, error) {
+	jobs := []Job{}
+	err := r.DB.NewSelect().Model(&jobs).ExcludeColumn("words", "transcript_text").
+		Where("account_id = ? AND status NOT IN (?)", accountID, bun.In([]string{StatusDone, StatusFailed})).
+		OrderExpr("id ASC").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list running jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// SoftDelete hides a job from reads; its ledger movements stay.
+func (r Jobs) SoftDelete(ctx context.Context, accountID, kind string, id int64) error {
+	res, err := r.DB.NewUpdate().Model((*Job)(nil)).Set("deleted_at = now()").
+		Where("id = ? AND account_id = ? AND kind = ? AND deleted_at IS NULL", id, accountID, kind).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("delete job: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Advance moves a job to status `to` when it is in one of `from`, and
+// reports whether it moved. Moving into a status it already has is a no-op
+// success, so retried activities are harmless.
+func (r Jobs) Advance(ctx context.Context, id int64, from []string, to string) (bool, error) {
+	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", to).
+		Where("id = ? AND status IN (?)", id, bun.In(from))
+	if to == StatusProcessing {
+		q = q.Set("started_at = coalesce(started_at, now())")
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("advance job %d to %s: %w", id, to, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// Update writes the named columns of j.
+func (r Jobs) Update(ctx context.Context, j *Job, columns ...string) error {
+	if _, err := r.DB.NewUpdate().Model(j).Column(columns...).WherePK().Exec(ctx); err != nil {
+		return fmt.Errorf("update job %d: %w", j.ID, err)
+	}
+	return nil
+}
+
+// Finish moves a job to done or failed and frees its admission slot in one
+// transaction. A job already final keeps its first outcome.
+func (r Jobs) Finish(ctx context.Context, db *bun.DB, id int64, status, code, message string) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		q := tx.NewUpdate().Model((*Job)(nil)).
+			Set("status = ?", status).Set("completed_at = now()").
+			Where("id = ? AND status NOT IN (?)", id, bun.In([]string{StatusDone, StatusFailed}))
+		if status == StatusFailed {
+			q = q.Set("error_code = ?, error_message = ?", code, message)
+		}
+		if _, err := q.Exec(ctx); err != nil {
+			return fmt.Errorf("finish job %d: %w", id, err)
+		}
+		var kind string
+		if err := tx.NewSelect().Model((*Job)(nil)).Column("kind").Where("id = ?", id).Scan(ctx, &kind); err != nil {
+			return notFound(err)
+		}
+		return Admissions{}.releaseIn(ctx, tx, kind, id)
+	})
+}

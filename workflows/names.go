@@ -1,0 +1,45 @@
+// Package workflows holds the deterministic job workflows, their inputs,
+// workflow IDs, the task queue, and the names and payload types of the
+// activities they call. It never touches the database, storage, the clock or
+// processes: activities do that.
+package workflows
+
+import "fmt"
+
+// TaskQueue is where every job workflow and activity runs.
+const TaskQueue = "parley-jobs"
+
+// TranscriptionWorkflowID names the workflow of transcription job id.
+func TranscriptionWorkflowID(jobID int64) string { return fmt.Sprintf("transcription-%d", jobID) }
+
+// SubtitlesWorkflowID names the workflow of subtitle job id.
+func SubtitlesWorkflowID(jobID int64) string { return fmt.Sprintf("subtitles-%d", jobID) }
+
+// ReburnWorkflowID names the run-th re-burn of subtitle job id.
+func ReburnWorkflowID(jobID int64, run int) string {
+	return fmt.Sprintf("subtitles-%d-reburn-%d", jobID, run)
+}
+
+// Activity names, registered by the worker and called by the workflows.
+const (
+	ActStartJob     = "Jobs.Start"
+	ActSetStatus    = "Jobs.SetStatus"
+	ActCharge       = "Jobs.Charge"
+	ActFinish       = "Jobs.Finish"
+	ActNotify       = "Jobs.Notify"
+	ActDownload     = "Media.Download"
+	ActPrepareAudio = "Media.PrepareAudio"
+	ActCleanAudio   = "Media.CleanAudio"
+	ActTranscribe   = "Speech.Transcribe"
+	ActBuildSRT     = "Subtitles.BuildSRT"
+	ActBurn         = "Subtitles.Burn"
+	ActPublishBurn  = "Subtitles.Publish"
+	ActReburnFailed = "Subtitles.ReburnFailed"
+)
+
+// Charge stages: each is posted at most once per job.
+const (
+	StageTranscription = "transcription"
+	StageVoiceCleanup  = "voice_cleanup"
+	StageBurn          = "burn"
+)

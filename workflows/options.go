@@ -1,0 +1,70 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"parley/problem"
+)
+
+// bookkeeping is for short database activities (status, charge, finish):
+// they must eventually succeed, so they retry until a day has passed.
+func bookkeeping(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    30 * time.Second,
+		ScheduleToCloseTimeout: 24 * time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	})
+}
+
+// mediaWork is for long activities (download, ffmpeg, the speech engine):
+// they heartbeat, so a killed worker is noticed within HeartbeatTimeout and
+// the attempt is retried elsewhere.
+func mediaWork(ctx workflow.Context, startToClose time.Duration) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: startToClose,
+		HeartbeatTimeout:    20 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    2 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    4,
+		},
+	})
+}
+
+// codeOf finds the problem code (and its client-safe English message) an
+// activity failed with, or the stage's fallback code when it failed for a
+// reason that has none (retries exhausted on an infrastructure error, a
+// timeout); the message is then rendered from the code by the activity.
+func codeOf(err error, fallback string) (code, message string) {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && problem.Known(app.Type()) {
+		return app.Type(), app.Message()
+	}
+	var stage *stageError
+	if errors.As(err, &stage) {
+		return stage.fallback, ""
+	}
+	return fallback, ""
+}
+
+// failJob records the failure on the job, even when the workflow itself is
+// being cancelled, and returns a non-retryable error carrying the code so
+// the workflow shows as failed in the Temporal UI with the reason.
+func failJob(ctx workflow.Context, jobID int64, cause error, fallback string) error {
+	code, message := codeOf(cause, fallback)
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	in := FinishInput{JobID: jobID, Code: code, Message: message}
+	if err := workflow.ExecuteActivity(bookkeeping(dctx), ActFinish, in).Get(dctx, nil); err != nil {
+		return err
+	}
+	return temporal.NewNonRetryableApplicationError("job failed: "+code, code, cause)
+}

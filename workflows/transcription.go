@@ -1,0 +1,59 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"parley/problem"
+)
+
+// TranscriptionInput starts the workflow of one transcription job.
+type TranscriptionInput struct {
+	JobID   int64
+	FromURL bool
+}
+
+// TranscriptionWorkflow runs a transcription job: download (URL jobs) ->
+// extract audio -> transcribe -> charge -> done -> notify. Any failure marks
+// the job failed with a code and charges nothing.
+func TranscriptionWorkflow(ctx workflow.Context, in TranscriptionInput) error {
+	if err := runTranscription(ctx, in); err != nil {
+		return failJob(ctx, in.JobID, err, problem.Internal)
+	}
+	notify(ctx, in.JobID)
+	return nil
+}
+
+func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
+	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActStartJob, JobInput{JobID: in.JobID}).Get(ctx, nil); err != nil {
+		return err
+	}
+	if in.FromURL {
+		err := workflow.ExecuteActivity(mediaWork(ctx, 40*time.Minute), ActDownload, JobInput{JobID: in.JobID}).Get(ctx, nil)
+		if err != nil {
+			return withFallback(err, problem.DownloadFailed)
+		}
+	}
+	var audio AudioResult
+	if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActPrepareAudio, JobInput{JobID: in.JobID}).Get(ctx, &audio); err != nil {
+		return withFallback(err, problem.MediaUnreadable)
+	}
+	err := workflow.ExecuteActivity(mediaWork(ctx, 3*time.Hour), ActTranscribe, AudioInput{JobID: in.JobID, AudioKey: audio.AudioKey}).Get(ctx, nil)
+	if err != nil {
+		return withFallback(err, problem.EngineFailed)
+	}
+	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, ChargeInput{JobID: in.JobID, Stage: StageTranscription}).Get(ctx, nil); err != nil {
+		return err
+	}
+	return workflow.ExecuteActivity(bookkeeping(ctx), ActFinish, FinishInput{JobID: in.JobID}).Get(ctx, nil)
+}
+
+// notify queues the completion notifications; a failure here is logged by
+// Temporal but does not undo a finished job.
+func notify(ctx workflow.Context, jobID int64) {
+	err := workflow.ExecuteActivity(bookkeeping(ctx), ActNotify, JobInput{JobID: jobID}).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("notification not queued", "JobID", jobID, "Error", err)
+	}
+}
