@@ -15,12 +15,20 @@ import (
 	"parley/apikey"
 	"parley/config"
 	"parley/i18n"
+	"parley/media"
+	"parley/medialink"
+	"parley/netguard"
 	"parley/storage"
 )
 
 // HealthChecker is anything GET /health?deep=true can probe.
 type HealthChecker interface {
 	Health(ctx context.Context) error
+}
+
+// Prober reads the streams of a media file.
+type Prober interface {
+	Probe(ctx context.Context, path string) (media.Info, error)
 }
 
 // Deps are what the API needs from the process.
@@ -30,6 +38,7 @@ type Deps struct {
 	Objects  *storage.Objects
 	Temporal client.Client
 	Speech   HealthChecker
+	Media    Prober
 	Catalog  *i18n.Catalog
 	Log      *logrus.Logger
 	Version  string
@@ -44,6 +53,9 @@ type Server struct {
 	objects  *storage.Objects
 	temporal client.Client
 	speech   HealthChecker
+	media    Prober
+	guard    netguard.Guard
+	links    medialink.Signer
 	catalog  *i18n.Catalog
 	log      *logrus.Logger
 	version  string
@@ -66,7 +78,9 @@ func NewServer(d Deps) *Server {
 		now = time.Now
 	}
 	return &Server{
-		cfg: d.Config, db: d.DB, objects: d.Objects, temporal: d.Temporal, speech: d.Speech,
+		cfg: d.Config, db: d.DB, objects: d.Objects, temporal: d.Temporal, speech: d.Speech, media: d.Media,
+		guard: netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
+		links: medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
 		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
 		accounts:   storage.Accounts{DB: d.DB},
 		keys:       storage.Keys{DB: d.DB},
@@ -96,6 +110,21 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/keys", scope: apikey.KeysManage, handler: s.createKey},
 		{method: http.MethodDelete, path: "/keys/:id", scope: apikey.KeysManage, handler: s.revokeKey},
 		{method: http.MethodGet, path: "/profile", scope: apikey.ProfileRead, handler: s.getProfile},
+		{method: http.MethodGet, path: "/jobs/running", scope: apikey.ProfileRead, handler: s.listRunning},
+		{method: http.MethodGet, path: "/transcribe", scope: apikey.TranscribeRead, handler: s.listTranscriptions},
+		{method: http.MethodPost, path: "/transcribe", scope: apikey.TranscribeWrite, handler: s.createTranscription},
+		{method: http.MethodGet, path: "/transcribe/:id", scope: apikey.TranscribeRead, handler: s.getTranscription},
+		{method: http.MethodDelete, path: "/transcribe/:id", scope: apikey.TranscribeWrite, handler: s.deleteTranscription},
+		{method: http.MethodGet, path: "/transcribe/:id/export", scope: apikey.TranscribeRead, handler: s.exportTranscription},
+		{method: http.MethodGet, path: "/subtitles", scope: apikey.SubtitlesRead, handler: s.listSubtitles},
+		{method: http.MethodPost, path: "/subtitles", scope: apikey.SubtitlesWrite, handler: s.createSubtitles},
+		{method: http.MethodGet, path: "/subtitles/:id", scope: apikey.SubtitlesRead, handler: s.getSubtitle},
+		{method: http.MethodDelete, path: "/subtitles/:id", scope: apikey.SubtitlesWrite, handler: s.deleteSubtitle},
+		{method: http.MethodGet, path: "/subtitles/:id/srt", scope: apikey.SubtitlesRead, handler: s.getSRT},
+		{method: http.MethodPut, path: "/subtitles/:id/srt", scope: apikey.SubtitlesWrite, handler: s.putSRT},
+		{method: http.MethodPost, path: "/subtitles/:id/reburn", scope: apikey.SubtitlesWrite, handler: s.reburn},
+		{method: http.MethodGet, path: "/media/:token", public: true, handler: s.getMedia},
+		{method: http.MethodHead, path: "/media/:token", public: true, handler: s.getMedia},
 	}
 }
 

@@ -19,6 +19,8 @@ const (
 	InvalidExpiry         = "INVALID_EXPIRY"
 	MultipartRequired     = "MULTIPART_REQUIRED"
 	UnsupportedMediaType  = "UNSUPPORTED_MEDIA_TYPE"
+	MediaLinkInvalid      = "MEDIA_LINK_INVALID"
+	RangeNotSatisfiable   = "RANGE_NOT_SATISFIABLE"
 	NotFound              = "NOT_FOUND"
 	MethodNotAllowed      = "METHOD_NOT_ALLOWED"
 	Conflict              = "CONFLICT"
@@ -51,6 +53,8 @@ var statusOf = map[string]int{
 	InvalidExpiry:         http.StatusBadRequest,
 	MultipartRequired:     http.StatusBadRequest,
 	UnsupportedMediaType:  http.StatusUnsupportedMediaType,
+	MediaLinkInvalid:      http.StatusForbidden,
+	RangeNotSatisfiable:   http.StatusRequestedRangeNotSatisfiable,
 	NotFound:              http.StatusNotFound,
 	MethodNotAllowed:      http.StatusMethodNotAllowed,
 	Conflict:              http.StatusConflict,

@@ -61,7 +61,7 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, audioPath string, opts Op
 		return transcript.Transcript{}, err
 	}
 	if lang != "" && lang != "en" {
-		return transcript.Transcript{}, permanentf("the offline engine (pocketsphinx) supports English only, not %q", lang)
+		return transcript.Transcript{}, fmt.Errorf("%w: the offline engine (pocketsphinx) supports English only, not %q", ErrUnsupportedLanguage, lang)
 	}
 	if _, err := os.Stat(audioPath); err != nil {
 		return transcript.Transcript{}, fmt.Errorf("pocketsphinx: audio file: %w", err)

@@ -35,6 +35,10 @@ var ErrPermanent = errors.New("permanent speech error")
 // IsPermanent reports whether err (or anything it wraps) is ErrPermanent.
 func IsPermanent(err error) bool { return errors.Is(err, ErrPermanent) }
 
+// ErrUnsupportedLanguage is the permanent error of a pinned language the
+// engine cannot transcribe.
+var ErrUnsupportedLanguage = fmt.Errorf("%w: unsupported language", ErrPermanent)
+
 func permanentf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrPermanent, fmt.Sprintf(format, args...))
 }
@@ -89,7 +93,7 @@ func pinnedLanguage(opts Options) (string, error) {
 	}
 	code := NormalizeLanguage(l)
 	if !isLangCode(code) {
-		return "", permanentf("unsupported language %q", opts.Language)
+		return "", fmt.Errorf("%w %q", ErrUnsupportedLanguage, opts.Language)
 	}
 	return code, nil
 }

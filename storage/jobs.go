@@ -191,3 +191,74 @@ func (r Jobs) Finish(ctx context.Context, db *bun.DB, id int64, status, code, me
 		return Admissions{}.releaseIn(ctx, tx, kind, id)
 	})
 }
+
+// Reopen puts a failed job back to processing and takes its admission slot
+// again. Only an operator's reset of the job's workflow leads here.
+func (r Jobs) Reopen(ctx context.Context, db *bun.DB, id int64) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var j Job
+		err := tx.NewUpdate().Model(&j).
+			Set("status = ?", StatusProcessing).
+			Set("error_code = NULL, error_message = NULL, completed_at = NULL").
+			Where("id = ? AND status = ?", id, StatusFailed).Returning("kind").Scan(ctx)
+		if err != nil {
+			return notFound(err)
+		}
+		_, err = tx.NewUpdate().Model((*JobAdmission)(nil)).Set("released_at = NULL").
+			Where("job_kind = ? AND job_id = ?", j.Kind, id).Exec(ctx)
+		return err
+	})
+}
+
+// Notifications is the outbox of completion notifications.
+type Notifications struct{ DB bun.IDB }
+
+// Queue records the notifications a finished job asked for, once each.
+func (n Notifications) Queue(ctx context.Context, j Job) error {
+	event := "job." + j.Status
+	channels := []string{"push"}
+	if j.EmailAfter {
+		channels = append(channels, "email")
+	}
+	if j.SMSAfter {
+		channels = append(channels, "sms")
+	}
+	for _, ch := range channels {
+		_, err := n.DB.NewRaw(`INSERT INTO notifications (account_id, job_id, channel, event) VALUES (?, ?, ?, ?)
+			ON CONFLICT (job_id, channel, event) DO NOTHING`, j.AccountID, j.ID, ch, event).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("queue %s notification: %w", ch, err)
+		}
+	}
+	return nil
+}
+
+// StartReburn moves a done subtitle job to burning and numbers the run. It
+// returns the job as it was when it was not done, and ok=false.
+func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run int, current Job, ok bool, err error) {
+	err = r.DB.NewUpdate().Model((*Job)(nil)).
+		Set("status = ?", StatusBurning).Set("burn_runs = burn_runs + 1").
+		Set("reburn_error_code = NULL, reburn_error_message = NULL").
+		Where("id = ? AND account_id = ? AND kind = ? AND status = ? AND deleted_at IS NULL", id, accountID, JobSubtitles, StatusDone).
+		Returning("burn_runs").Scan(ctx, &run)
+	if err == nil {
+		return run, Job{}, true, nil
+	}
+	if notFound(err) != ErrNotFound {
+		return 0, Job{}, false, fmt.Errorf("start reburn: %w", err)
+	}
+	current, err = r.GetOwned(ctx, accountID, JobSubtitles, id)
+	return 0, current, false, err
+}
+
+// EndReburn returns a burning job to done, recording why the re-burn failed
+// (code empty on success).
+func (r Jobs) EndReburn(ctx context.Context, id int64, code, message string) error {
+	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", StatusDone).
+		Where("id = ? AND status = ?", id, StatusBurning)
+	if code != "" {
+		q = q.Set("reburn_error_code = ?, reburn_error_message = ?", code, message)
+	}
+	_, err := q.Exec(ctx)
+	return err
+}

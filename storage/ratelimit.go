@@ -29,3 +29,17 @@ func (r RateCounters) Prune(ctx context.Context, cutoff time.Time) error {
 	_, err := r.DB.NewDelete().Table("rate_counters").Where("window_start < ?", cutoff.UTC()).Exec(ctx)
 	return err
 }
+
+// PollFloor admits one call per interval per key and route; it reports
+// false when the previous admitted call was less than interval ago.
+func (r RateCounters) PollFloor(ctx context.Context, keyID int64, route string, now time.Time, interval time.Duration) (bool, error) {
+	res, err := r.DB.NewRaw(`INSERT INTO poll_floors (key_id, route, last_at) VALUES (?, ?, ?)
+		ON CONFLICT (key_id, route) DO UPDATE SET last_at = EXCLUDED.last_at
+		WHERE poll_floors.last_at <= EXCLUDED.last_at - ?::interval`,
+		keyID, route, now.UTC(), fmt.Sprintf("%d microseconds", interval.Microseconds())).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("poll floor: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}

@@ -19,7 +19,9 @@ type TranscriptionInput struct {
 // the job failed with a code and charges nothing.
 func TranscriptionWorkflow(ctx workflow.Context, in TranscriptionInput) error {
 	if err := runTranscription(ctx, in); err != nil {
-		return failJob(ctx, in.JobID, err, problem.Internal)
+		err = failJob(ctx, in.JobID, err, problem.Internal)
+		notify(ctx, in.JobID)
+		return err
 	}
 	notify(ctx, in.JobID)
 	return nil
@@ -36,7 +38,7 @@ func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
 		}
 	}
 	var audio AudioResult
-	if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActPrepareAudio, JobInput{JobID: in.JobID}).Get(ctx, &audio); err != nil {
+	if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActPrepareAudio, AudioInput{JobID: in.JobID}).Get(ctx, &audio); err != nil {
 		return withFallback(err, problem.MediaUnreadable)
 	}
 	err := workflow.ExecuteActivity(mediaWork(ctx, 3*time.Hour), ActTranscribe, AudioInput{JobID: in.JobID, AudioKey: audio.AudioKey}).Get(ctx, nil)

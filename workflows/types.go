@@ -55,8 +55,6 @@ type TranscribeResult struct {
 type BurnInput struct {
 	JobID int64
 	Run   int
-	// AudioKey replaces the video's audio track (cleaned audio); empty keeps it.
-	AudioKey string
 }
 
 // BurnResult is the object a burn run wrote.

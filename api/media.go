@@ -1,0 +1,99 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/medialink"
+	"parley/problem"
+)
+
+// getMedia serves an output video through the service's own domain. The
+// signed token is the only credential; Range requests let players seek.
+func (s *Server) getMedia(c *gin.Context) {
+	key, err := s.links.Verify(c.Param("token"), s.now())
+	if errors.Is(err, medialink.ErrInvalid) {
+		s.fail(c, problem.New(problem.MediaLinkInvalid, nil))
+		return
+	}
+	info, err := s.objects.Stat(c, key)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	start, length, partial, ok := parseRange(c.GetHeader("Range"), info.Size)
+	if !ok {
+		c.Header("Content-Range", fmt.Sprintf("bytes */%d", info.Size))
+		s.fail(c, problem.New(problem.RangeNotSatisfiable, nil))
+		return
+	}
+	h := c.Writer.Header()
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("Content-Type", "video/mp4")
+	h.Set("Content-Length", strconv.FormatInt(length, 10))
+	h.Set("Cache-Control", "private, max-age=3600")
+	if info.ETag != "" {
+		h.Set("ETag", `"`+strings.Trim(info.ETag, `"`)+`"`)
+	}
+	status := http.StatusOK
+	if partial {
+		status = http.StatusPartialContent
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, info.Size))
+	}
+	if c.Request.Method == http.MethodHead || length == 0 {
+		c.Status(status)
+		return
+	}
+	body, err := s.objects.Open(c, key, start, length)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer body.Close()
+	c.Status(status)
+	if _, err := io.Copy(c.Writer, body); err != nil {
+		s.entry(c).WithError(err).Debug("media copy ended early")
+	}
+}
+
+// parseRange reads a single "bytes=" range. Multiple ranges are answered
+// with the whole object, which RFC 9110 allows. ok is false for a range that
+// cannot be satisfied.
+func parseRange(header string, size int64) (start, length int64, partial, ok bool) {
+	if header == "" || !strings.HasPrefix(header, "bytes=") || strings.Contains(header, ",") {
+		return 0, size, false, true
+	}
+	first, last, found := strings.Cut(strings.TrimPrefix(header, "bytes="), "-")
+	if !found {
+		return 0, size, false, true
+	}
+	switch {
+	case first == "": // suffix: the last N bytes
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n <= 0 {
+			return 0, 0, false, false
+		}
+		n = min(n, size)
+		return size - n, n, true, true
+	default:
+		a, err := strconv.ParseInt(first, 10, 64)
+		if err != nil || a < 0 || a >= size {
+			return 0, 0, false, false
+		}
+		b := size - 1
+		if last != "" {
+			if b, err = strconv.ParseInt(last, 10, 64); err != nil || b < a {
+				return 0, 0, false, false
+			}
+			b = min(b, size-1)
+		}
+		return a, b - a + 1, true, true
+	}
+}
+

@@ -1,0 +1,196 @@
+package api
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/problem"
+)
+
+// maxFieldBytes bounds each non-file multipart field.
+const maxFieldBytes = 64 << 10
+
+// upload is a multipart request whose file has been streamed to the object
+// store (and to a local scratch copy for probing) as it arrived.
+type upload struct {
+	fields    map[string]string
+	fileName  string
+	objectKey string
+	localPath string
+	size      int64
+	sha256    string
+}
+
+// discard removes what the upload left behind; used when the request is
+// refused after the file arrived.
+func (s *Server) discard(c *gin.Context, u *upload) {
+	if u == nil {
+		return
+	}
+	if u.localPath != "" {
+		os.Remove(u.localPath)
+	}
+	if u.objectKey != "" {
+		if err := s.objects.Remove(c, u.objectKey); err != nil {
+			s.entry(c).WithError(err).WithField("object", u.objectKey).Warn("remove refused upload")
+		}
+	}
+}
+
+// receiveUpload streams a multipart body: the file part goes to the object
+// store and a scratch file at once, hashed and counted, never held in
+// memory; the other parts are small fields named in allowed.
+func (s *Server) receiveUpload(c *gin.Context, allowed ...string) (*upload, error) {
+	maxBytes := s.cfg.MaxUploadSize
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBytes+1<<20)
+	mr, err := c.Request.MultipartReader()
+	if err != nil {
+		return nil, problem.Invalid("body", "is not a readable multipart/form-data body")
+	}
+	u := &upload{fields: map[string]string{}}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			s.discard(c, u)
+			return nil, s.uploadError(err, maxBytes)
+		}
+		name := part.FormName()
+		switch {
+		case name == "file" && u.objectKey != "":
+			err = problem.Invalid("file", "must be sent once")
+		case name == "file":
+			err = s.storeFile(c, part, u, maxBytes)
+		case contains(allowed, name):
+			var b []byte
+			b, err = io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
+			if err == nil && len(b) > maxFieldBytes {
+				err = problem.Invalid(name, "is longer than 64 KB")
+			}
+			u.fields[name] = string(b)
+		default:
+			err = problem.Invalid(name, "is not a known field")
+		}
+		part.Close()
+		if err != nil {
+			s.discard(c, u)
+			return nil, s.uploadError(err, maxBytes)
+		}
+	}
+	if u.objectKey == "" {
+		return nil, problem.Invalid("file", "is required")
+	}
+	return u, nil
+}
+
+func (s *Server) storeFile(c *gin.Context, part *multipart.Part, u *upload, maxBytes int64) error {
+	u.fileName = sanitizeFileName(part.FileName())
+	u.objectKey = "uploads/" + randomToken()
+	scratch, err := os.CreateTemp("", "parley-upload-*")
+	if err != nil {
+		return fmt.Errorf("scratch file: %w", err)
+	}
+	u.localPath = scratch.Name()
+	defer scratch.Close()
+	hash := sha256.New()
+	counted := &countingReader{r: io.LimitReader(part, maxBytes+1)}
+	body := io.TeeReader(counted, io.MultiWriter(hash, scratch))
+	if _, err := s.objects.Put(c, u.objectKey, body, -1, "application/octet-stream"); err != nil {
+		if counted.err != nil {
+			return counted.err // the client's stream broke, not the store
+		}
+		return problem.Wrap(problem.ServiceUnavailable, err)
+	}
+	if counted.n > maxBytes {
+		return errTooLarge
+	}
+	if counted.n == 0 {
+		return problem.Invalid("file", "is empty")
+	}
+	u.size = counted.n
+	u.sha256 = hex.EncodeToString(hash.Sum(nil))
+	return nil
+}
+
+var errTooLarge = errors.New("upload exceeds the limit")
+
+func (s *Server) uploadError(err error, maxBytes int64) error {
+	var tooBig *http.MaxBytesError
+	if errors.Is(err, errTooLarge) || errors.As(err, &tooBig) {
+		return problem.New(problem.FileTooLarge, map[string]any{"maxMb": maxBytes >> 20})
+	}
+	if _, ok := problem.As(err); ok {
+		return err
+	}
+	p := problem.Invalid("body", "the multipart stream ended early or is malformed")
+	p.Cause = err
+	return p
+}
+
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
+	return n, err
+}
+
+func sanitizeFileName(name string) string {
+	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '"' {
+			return -1
+		}
+		return r
+	}, name)
+	if name == "." || name == "/" || name == "" {
+		return "upload"
+	}
+	if len(name) > 255 {
+		name = name[:255]
+	}
+	return name
+}
+
+// removeFile deletes a scratch file and returns "" to clear its path.
+func removeFile(path string) string {
+	if path != "" {
+		os.Remove(path)
+	}
+	return ""
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

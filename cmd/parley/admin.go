@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"parley/apikey"
+	"parley/billing"
+	"parley/config"
+	"parley/storage"
+)
+
+const adminUsage = `usage: parley admin <command> [flags]
+
+  account create --email E --name N [--locale en] [--balance-usd 25] [--paid] [--phone +15551234567 [--phone-verified]]
+  credit add --account ID --usd 10 [--note TEXT]
+  key create --account ID --name N --scopes a,b,c [--admin] [--expires-in 720h] [--tier standard|pro|unlimited]
+  key revoke --id N
+  limits set [--account ID] --concurrent-jobs N
+  price set --item transcription|voice_cleanup|subtitle_burn --usd X   (per minute)
+  bootstrap-dev [--email dev@parley.local]
+`
+
+// adminCommand runs against the database with parsed flags and returns the
+// value to print as JSON.
+type adminCommand func(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error)
+
+func admin(ctx context.Context, args []string) error {
+	commands := map[string]adminCommand{
+		"account create": accountCreate,
+		"credit add":     creditAdd,
+		"key create":     keyCreate,
+		"key revoke":     keyRevoke,
+		"limits set":     limitsSet,
+		"price set":      priceSet,
+		"bootstrap-dev":  bootstrapDev,
+	}
+	var name string
+	var rest []string
+	switch {
+	case len(args) >= 1 && commands[args[0]] != nil:
+		name, rest = args[0], args[1:]
+	case len(args) >= 2 && commands[args[0]+" "+args[1]] != nil:
+		name, rest = args[0]+" "+args[1], args[2:]
+	default:
+		fmt.Fprint(os.Stderr, adminUsage)
+		return fmt.Errorf("unknown admin command")
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	db, err := storage.OpenDB(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	fs := flag.NewFlagSet("parley admin "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out, err := commands[name](ctx, db, fs, rest)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func parse(fs *flag.FlagSet, args []string, required ...string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, r := range required {
+		if !set[r] {
+			return fmt.Errorf("--%s is required", r)
+		}
+	}
+	return nil
+}
+
+type accountOut struct {
+	storage.Account
+	BalanceUSD float64 `json:"balance_usd"`
+}
+
+func accountCreate(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	email := fs.String("email", "", "")
+	name := fs.String("name", "", "")
+	locale := fs.String("locale", "en", "")
+	balance := fs.Float64("balance-usd", 0, "")
+	paid := fs.Bool("paid", false, "")
+	phone := fs.String("phone", "", "")
+	verified := fs.Bool("phone-verified", false, "")
+	if err := parse(fs, args, "email", "name"); err != nil {
+		return nil, err
+	}
+	if !strings.Contains(*email, "@") {
+		return nil, fmt.Errorf("--email %q is not an e-mail address", *email)
+	}
+	if *locale != "en" && *locale != "he" && *locale != "ar" {
+		return nil, fmt.Errorf("--locale must be en, he or ar")
+	}
+	credit, err := billing.FromUSD(*balance)
+	if err != nil || credit < 0 {
+		return nil, fmt.Errorf("--balance-usd must be a non-negative amount")
+	}
+	acc := storage.Account{Email: *email, Name: *name, Locale: *locale, Role: "user", Paid: *paid, PhoneVerified: *verified}
+	if *phone != "" {
+		acc.Phone = phone
+	}
+	if *verified && *phone == "" {
+		return nil, fmt.Errorf("--phone-verified needs --phone")
+	}
+	if err := (storage.Accounts{DB: db}).Create(ctx, &acc); err != nil {
+		return nil, err
+	}
+	if credit > 0 {
+		_, err := storage.Ledger{DB: db}.Post(ctx, storage.Movement{
+			AccountID: acc.ID, Kind: storage.KindTopUp, Amount: credit, Key: "account-create:" + acc.ID, Note: "opening balance",
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	acc, err = storage.Accounts{DB: db}.Get(ctx, acc.ID)
+	return accountOut{Account: acc, BalanceUSD: acc.BalanceMicros.USD()}, err
+}
+
+func creditAdd(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	amount := fs.Float64("usd", 0, "")
+	note := fs.String("note", "", "")
+	key := fs.String("idempotency-key", "", "")
+	if err := parse(fs, args, "account", "usd"); err != nil {
+		return nil, err
+	}
+	micros, err := billing.FromUSD(*amount)
+	if err != nil || micros <= 0 {
+		return nil, fmt.Errorf("--usd must be a positive amount")
+	}
+	if *key == "" {
+		*key = "topup:" + randomHex()
+	}
+	entry, err := storage.Ledger{DB: db}.Post(ctx, storage.Movement{
+		AccountID: *account, Kind: storage.KindTopUp, Amount: micros, Key: *key, Note: *note,
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("no account %q", *account)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"entry": entry, "balance_usd": entry.BalanceAfter.USD()}, nil
+}
+
+func keyCreate(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	name := fs.String("name", "", "")
+	scopes := fs.String("scopes", "", "")
+	isAdmin := fs.Bool("admin", false, "")
+	expiresIn := fs.Duration("expires-in", 0, "")
+	tier := fs.String("tier", "standard", "")
+	if err := parse(fs, args, "account", "name", "scopes"); err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := cfg.RateTiers[*tier]; !ok {
+		return nil, fmt.Errorf("--tier %q is not configured (PARLEY_RATE_TIERS)", *tier)
+	}
+	spec := storage.KeySpec{AccountID: *account, Name: *name, Scopes: splitList(*scopes), OwnerType: apikey.OwnerUser, Tier: *tier}
+	if *isAdmin {
+		spec.OwnerType = apikey.OwnerAdmin
+	}
+	if err := apikey.ValidateScopes(spec.Scopes, spec.OwnerType); err != nil {
+		return nil, err
+	}
+	switch {
+	case *expiresIn < 0:
+		return nil, fmt.Errorf("--expires-in must be positive")
+	case *expiresIn == 0 && !*isAdmin:
+		*expiresIn = 365 * 24 * time.Hour
+	case *expiresIn > 365*24*time.Hour && !*isAdmin:
+		return nil, fmt.Errorf("user keys must expire within 365 days (8760h)")
+	}
+	if *expiresIn > 0 {
+		at := time.Now().Add(*expiresIn).UTC()
+		spec.ExpiresAt = &at
+	}
+	if _, err := (storage.Accounts{DB: db}).Get(ctx, *account); err != nil {
+		return nil, fmt.Errorf("account %q: %w", *account, err)
+	}
+	return storage.Keys{DB: db}.Issue(ctx, spec)
+}
+
+func keyRevoke(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	id := fs.Int64("id", 0, "")
+	if err := parse(fs, args, "id"); err != nil {
+		return nil, err
+	}
+	return storage.Keys{DB: db}.Revoke(ctx, *id, "", time.Now())
+}
+
+func limitsSet(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	n := fs.Int("concurrent-jobs", -1, "")
+	if err := parse(fs, args, "concurrent-jobs"); err != nil {
+		return nil, err
+	}
+	if *n < 0 {
+		return nil, fmt.Errorf("--concurrent-jobs must be zero or more")
+	}
+	if *account == "" {
+		if err := (storage.Settings{DB: db}).Set(ctx, storage.SettingPlatformConcurrentJobs, int64(*n)); err != nil {
+			return nil, err
+		}
+		return map[string]any{"platform_concurrent_jobs": *n}, nil
+	}
+	if err := (storage.Accounts{DB: db}).SetConcurrencyLimit(ctx, *account, *n); err != nil {
+		return nil, fmt.Errorf("account %q: %w", *account, err)
+	}
+	return map[string]any{"account": *account, "concurrent_jobs": *n}, nil
+}
+
+func priceSet(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	item := fs.String("item", "", "")
+	amount := fs.Float64("usd", -1, "")
+	if err := parse(fs, args, "item", "usd"); err != nil {
+		return nil, err
+	}
+	micros, err := billing.FromUSD(*amount)
+	if err != nil || micros < 0 {
+		return nil, fmt.Errorf("--usd must be zero or more")
+	}
+	p, err := storage.Prices{DB: db}.Set(ctx, *item, micros)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("no price item %q (transcription, voice_cleanup, subtitle_burn)", *item)
+	}
+	return p, err
+}
+
+// bootstrapDev creates the development account and an all-scopes key the
+// first time; later runs report that it exists.
+func bootstrapDev(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	email := fs.String("email", "dev@parley.local", "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if _, err := (storage.Accounts{DB: db}).GetByEmail(ctx, *email); err == nil {
+		return map[string]any{"alreadyBootstrapped": true, "email": *email}, nil
+	}
+	fs = flag.NewFlagSet("account", flag.ContinueOnError)
+	created, err := accountCreate(ctx, db, fs, []string{"--email", *email, "--name", "Developer", "--balance-usd", "25", "--paid"})
+	if err != nil {
+		return nil, err
+	}
+	acc := created.(accountOut)
+	spec := storage.KeySpec{
+		AccountID: acc.ID, Name: "dev (all scopes)", OwnerType: apikey.OwnerAdmin, Tier: "standard",
+		Scopes: append(append([]string{}, apikey.UserScopes...), apikey.AdminScopes...),
+	}
+	key, err := storage.Keys{DB: db}.Issue(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"account": acc, "key": key, "secret": key.Secret}, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func randomHex() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"parley/config"
+	"parley/migrations"
+	"parley/storage"
+)
+
+func migrate(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: parley migrate up|down|status")
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	db, err := storage.OpenDB(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	out := json.NewEncoder(os.Stdout)
+	switch args[0] {
+	case "up":
+		group, err := migrations.Up(ctx, db)
+		if err != nil {
+			return err
+		}
+		applied := []string{}
+		for _, m := range group.Migrations {
+			applied = append(applied, m.Name)
+		}
+		return out.Encode(map[string]any{"applied": applied})
+	case "down":
+		m, err := migrations.New(db)
+		if err != nil {
+			return err
+		}
+		if err := m.Init(ctx); err != nil {
+			return err
+		}
+		group, err := m.Rollback(ctx)
+		if err != nil {
+			return err
+		}
+		rolled := []string{}
+		for _, mg := range group.Migrations {
+			rolled = append(rolled, mg.Name)
+		}
+		return out.Encode(map[string]any{"rolledBack": rolled})
+	case "status":
+		m, err := migrations.New(db)
+		if err != nil {
+			return err
+		}
+		if err := m.Init(ctx); err != nil {
+			return err
+		}
+		ms, err := m.MigrationsWithStatus(ctx)
+		if err != nil {
+			return err
+		}
+		rows := []map[string]any{}
+		for _, mg := range ms {
+			rows = append(rows, map[string]any{"name": mg.Name, "applied": mg.GroupID > 0})
+		}
+		return out.Encode(map[string]any{"migrations": rows})
+	}
+	return fmt.Errorf("unknown migrate command %q: want up, down or status", args[0])
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
+	"golang.org/x/sync/errgroup"
+
+	"parley/activities"
+	"parley/api"
+	"parley/config"
+	"parley/i18n"
+	"parley/media"
+	"parley/netguard"
+	"parley/speech"
+	"parley/storage"
+	"parley/worker"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "dev-" + s.Value[:12]
+			}
+		}
+	}
+	return "dev"
+}
+
+func newLogger(level string) (*logrus.Logger, error) {
+	l := logrus.New()
+	l.SetFormatter(&logrus.JSONFormatter{TimestampFormat: time.RFC3339Nano})
+	l.SetOutput(os.Stderr)
+	lvl, err := logrus.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("PARLEY_LOG_LEVEL: %w", err)
+	}
+	l.SetLevel(lvl)
+	return l, nil
+}
+
+// services are the connections every long-running subcommand needs.
+type services struct {
+	cfg      config.Config
+	log      *logrus.Logger
+	db       *bun.DB
+	objects  *storage.Objects
+	temporal client.Client
+	engine   speech.Engine
+	catalog  *i18n.Catalog
+}
+
+func openServices(ctx context.Context) (*services, error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return nil, err
+	}
+	log, err := newLogger(cfg.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	s := &services{cfg: cfg, log: log}
+	if s.catalog, err = i18n.Load(); err != nil {
+		return nil, err
+	}
+	if s.engine, err = speech.New(speech.Config{
+		Engine: cfg.SpeechEngine, OpenAIBaseURL: cfg.OpenAIBaseURL, OpenAIAPIKey: cfg.OpenAIAPIKey, OpenAIModel: cfg.OpenAIModel,
+		ElevenLabsBaseURL: cfg.ElevenLabsBaseURL, ElevenLabsAPIKey: cfg.ElevenLabsAPIKey, ElevenLabsModel: cfg.ElevenLabsModel,
+	}); err != nil {
+		return nil, err
+	}
+	if s.db, err = storage.OpenDB(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	if s.objects, err = storage.OpenObjects(ctx, storage.ObjectsConfig{
+		Endpoint: cfg.MinioEndpoint, AccessKey: cfg.MinioAccessKey, SecretKey: cfg.MinioSecretKey,
+		Bucket: cfg.MinioBucket, UseSSL: cfg.MinioUseSSL,
+	}); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.temporal, err = worker.Dial(ctx, cfg.TemporalAddress, cfg.TemporalNamespace, log); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *services) close() {
+	if s.temporal != nil {
+		s.temporal.Close()
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
+}
+
+// activities builds the worker's activity structs from the services.
+func (s *services) activities() worker.Activities {
+	tool := media.NewTool()
+	guard := netguard.Guard{AllowPrefixes: s.cfg.URLAllowPrefixes, MaxBytes: s.cfg.MaxUploadSize}
+	return worker.Activities{
+		Jobs:   &activities.Jobs{DB: s.db, Catalog: s.catalog},
+		Media:  &activities.Media{DB: s.db, Objects: s.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
+		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog},
+		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
+			FontAvailable: media.FontAvailable},
+	}
+}
+
+// serve runs the API, the worker, or both until ctx ends.
+func serve(ctx context.Context, withAPI, withWorker bool) error {
+	s, err := openServices(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	g, ctx := errgroup.WithContext(ctx)
+	if withWorker {
+		w := worker.New(s.temporal, s.activities())
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		defer w.Stop()
+		s.log.WithField("task_queue", "parley-jobs").Info("worker started")
+	}
+	if withAPI {
+		srv := api.NewServer(api.Deps{
+			Config: s.cfg, DB: s.db, Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
+			Catalog: s.catalog, Log: s.log, Version: buildVersion(),
+		})
+		httpServer := &http.Server{
+			Addr: s.cfg.HTTPAddr, Handler: srv.Handler(),
+			ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		}
+		g.Go(func() error { srv.Run(ctx); return nil })
+		g.Go(func() error {
+			s.log.WithField("addr", s.cfg.HTTPAddr).Info("api listening")
+			if err := httpServer.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-ctx.Done()
+			shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			return httpServer.Shutdown(shutdownCtx)
+		})
+	}
+	g.Go(func() error { <-ctx.Done(); return nil })
+	return g.Wait()
+}

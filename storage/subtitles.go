@@ -1,0 +1,53 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// SubtitleVersion is one saved SRT of a subtitle job.
+type SubtitleVersion struct {
+	bun.BaseModel `bun:"table:subtitle_versions"`
+
+	JobID     int64     `bun:"job_id,pk"`
+	Version   int       `bun:"version,pk"`
+	SRT       string    `bun:"srt"`
+	Source    string    `bun:"source"`
+	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// SubtitleVersions keeps every SRT a job has had.
+type SubtitleVersions struct{ DB bun.IDB }
+
+// SaveGenerated stores the SRT built from the transcript as version 1; a
+// retry finds it there and changes nothing.
+func (r SubtitleVersions) SaveGenerated(ctx context.Context, jobID int64, srt string) error {
+	_, err := r.DB.NewInsert().Model(&SubtitleVersion{JobID: jobID, Version: 1, SRT: srt, Source: "generated"}).
+		On("CONFLICT (job_id, version) DO NOTHING").Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("save srt: %w", err)
+	}
+	return nil
+}
+
+// SaveEdit stores an edited SRT as the next version.
+func (r SubtitleVersions) SaveEdit(ctx context.Context, jobID int64, srt string) (SubtitleVersion, error) {
+	v := SubtitleVersion{JobID: jobID, SRT: srt, Source: "edit"}
+	err := r.DB.NewRaw(`INSERT INTO subtitle_versions (job_id, version, srt, source)
+		SELECT ?, coalesce(max(version), 0) + 1, ?, 'edit' FROM subtitle_versions WHERE job_id = ?
+		RETURNING version, created_at`, jobID, srt, jobID).Scan(ctx, &v.Version, &v.CreatedAt)
+	if err != nil {
+		return v, fmt.Errorf("save srt edit: %w", err)
+	}
+	return v, nil
+}
+
+// Latest returns the current SRT of a job.
+func (r SubtitleVersions) Latest(ctx context.Context, jobID int64) (SubtitleVersion, error) {
+	var v SubtitleVersion
+	err := r.DB.NewSelect().Model(&v).Where("job_id = ?", jobID).OrderExpr("version DESC").Limit(1).Scan(ctx)
+	return v, notFound(err)
+}
