@@ -141,4 +141,3 @@ func valueOrInt(p *int) int {
 	}
 	return *p
 }
-

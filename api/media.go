@@ -96,4 +96,3 @@ func parseRange(header string, size int64) (start, length int64, partial, ok boo
 		return a, b - a + 1, true, true
 	}
 }
-

@@ -79,8 +79,8 @@ func NewServer(d Deps) *Server {
 	}
 	return &Server{
 		cfg: d.Config, db: d.DB, objects: d.Objects, temporal: d.Temporal, speech: d.Speech, media: d.Media,
-		guard: netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
-		links: medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
+		guard:   netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
+		links:   medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
 		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
 		accounts:   storage.Accounts{DB: d.DB},
 		keys:       storage.Keys{DB: d.DB},
