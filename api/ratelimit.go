@@ -17,14 +17,14 @@ type RateLimiter struct {
 }
 
 // Allow counts one request of key and returns how long to wait when the
-// request is over budget (zero when it may proceed).
+// request is over budget (zero when it may proceed). Windows are checked from
+// the shortest: a request refused by one does not spend the longer ones.
 func (l RateLimiter) Allow(ctx context.Context, key storage.APIKey) (time.Duration, error) {
 	tier, ok := l.Tiers[key.Tier]
 	if !ok {
 		tier = l.Tiers["standard"]
 	}
 	now := l.Now()
-	var wait time.Duration
 	for _, w := range []struct {
 		name  string
 		size  time.Duration
@@ -39,8 +39,8 @@ func (l RateLimiter) Allow(ctx context.Context, key storage.APIKey) (time.Durati
 			return 0, err
 		}
 		if n > w.limit {
-			wait = max(wait, start.Add(w.size).Sub(now))
+			return start.Add(w.size).Sub(now), nil
 		}
 	}
-	return wait, nil
+	return 0, nil
 }
