@@ -51,7 +51,7 @@ func TestProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.do(http.MethodGet, "/no-such", key.Secret, nil)         // not routed: no key, not counted
+	h.do(http.MethodGet, "/no-such", key.Secret, nil)        // not routed: no key, not counted
 	h.do(http.MethodGet, "/transcribe/999", key.Secret, nil) // an API error
 	var p profileJSON
 	h.do(http.MethodGet, "/profile", key.Secret, nil).wantOK(t, 200, &p)
