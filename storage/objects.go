@@ -132,3 +132,15 @@ func notFoundObject(err error) error {
 	}
 	return err
 }
+
+// List returns the keys under prefix (operators and tests).
+func (o *Objects) List(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	for obj := range o.client.ListObjects(ctx, o.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return nil, obj.Err
+		}
+		keys = append(keys, obj.Key)
+	}
+	return keys, nil
+}

@@ -107,6 +107,16 @@ func Objects(t testing.TB) *storage.Objects {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Like the tables, the bucket starts empty for every test.
+	keys, err := o.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if err := o.Remove(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return o
 }
 

@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"parley/activities"
+	"parley/api"
+	"parley/config"
+	"parley/i18n"
+	"parley/media"
+	"parley/netguard"
+	"parley/speech"
+	"parley/storage"
+	"parley/testenv"
+	"parley/worker"
+)
+
+// platform is one API instance and (optionally) one in-process worker.
+type platform struct {
+	t        *testing.T
+	cfg      config.Config
+	db       *bun.DB
+	objects  *storage.Objects
+	temporal client.Client
+	api      *httptest.Server
+	worker   sdkworker.Worker
+	now      func() time.Time
+}
+
+type options struct {
+	noWorker  bool
+	maxUpload int64
+	rootCAs   *x509.CertPool
+	now       func() time.Time
+}
+
+func startPlatform(t *testing.T, o options) *platform {
+	t.Helper()
+	p := &platform{t: t, cfg: testenv.Config(t), db: testenv.DB(t), objects: testenv.Objects(t), temporal: testenv.Temporal(t), now: o.now}
+	if o.maxUpload > 0 {
+		p.cfg.MaxUploadSize = o.maxUpload
+	}
+	catalog, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := &speech.Pocketsphinx{}
+	tool := media.NewTool()
+	srv := api.NewServer(api.Deps{
+		Config: p.cfg, DB: p.db, Objects: p.objects, Temporal: p.temporal, Speech: engine, Media: tool,
+		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
+	})
+	p.api = httptest.NewServer(srv.Handler())
+	t.Cleanup(p.api.Close)
+	if !o.noWorker {
+		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
+		p.worker = worker.New(p.temporal, worker.Activities{
+			Jobs:      &activities.Jobs{DB: p.db, Catalog: catalog},
+			Media:     &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
+			Speech:    &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog},
+			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
+		})
+		if err := p.worker.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.worker.Stop)
+	}
+	return p
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+	OK     bool            `json:"ok"`
+	Data   json.RawMessage `json:"data"`
+	Error  *struct {
+		Code    string         `json:"code"`
+		Message string         `json:"message"`
+		Details map[string]any `json:"details"`
+	} `json:"error"`
+}
+
+func (p *platform) do(method, path, key string, body io.Reader, headers ...string) reply {
+	p.t.Helper()
+	req, err := http.NewRequest(method, p.api.URL+"/api/v1"+path, body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := reply{status: resp.StatusCode, header: resp.Header}
+	r.body, _ = io.ReadAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		_ = json.Unmarshal(r.body, &r)
+	}
+	return r
+}
+
+func (r reply) want(t *testing.T, status int, code string) reply {
+	t.Helper()
+	if r.status != status || (code != "" && (r.Error == nil || r.Error.Code != code)) {
+		t.Fatalf("got %d %s, want %d %s", r.status, r.body, status, code)
+	}
+	return r
+}
+
+func (r reply) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Data, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Data, err)
+	}
+}
+
+// upload posts a multipart form with a file and fields (name, value pairs).
+func (p *platform) upload(path, key, file string, fields []string, headers ...string) reply {
+	p.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for i := 0; i+1 < len(fields); i += 2 {
+		_ = mw.WriteField(fields[i], fields[i+1])
+	}
+	if file != "" {
+		fw, _ := mw.CreateFormFile("file", filepath.Base(file))
+		data, err := os.ReadFile(file)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		fw.Write(data)
+	}
+	mw.Close()
+	return p.do(http.MethodPost, path, key, &buf, append([]string{"Content-Type", mw.FormDataContentType()}, headers...)...)
+}
+
+type job struct {
+	ID               int64    `json:"id"`
+	Status           string   `json:"status"`
+	FileName         string   `json:"file_name"`
+	AudioDurationSec *float64 `json:"audio_duration_sec"`
+	VideoDurationSec *float64 `json:"video_duration_sec"`
+	TranscriptText   string   `json:"transcript_text"`
+	Words            []struct {
+		Word  string  `json:"word"`
+		Start float64 `json:"start"`
+		End   float64 `json:"end"`
+	} `json:"words"`
+	CostUSD        string  `json:"cost_usd"`
+	ErrorCode      *string `json:"error_code"`
+	ErrorMessage   *string `json:"error_message"`
+	OutputVideoURL *string `json:"output_video_url"`
+	Language       struct {
+		Detected *string `json:"detected"`
+	} `json:"language"`
+	VoiceCleanupCostUSD string `json:"voice_cleanup_cost_usd"`
+	BurnCostUSD         string `json:"burn_cost_usd"`
+	BurnRuns            int    `json:"burn_runs"`
+	LastReburnError     *struct {
+		Code string `json:"code"`
+	} `json:"last_reburn_error"`
+}
+
+// waitFor polls a job until cond holds or the deadline passes.
+func (p *platform) waitFor(path, key string, timeout time.Duration, cond func(job) bool) job {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var j job
+	for time.Now().Before(deadline) {
+		p.do(http.MethodGet, path, key, nil).want(p.t, 200, "").decode(p.t, &j)
+		if cond(j) {
+			return j
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	p.t.Fatalf("%s did not reach the expected state in %s; last: %+v", path, timeout, j)
+	return j
+}
+
+func final(j job) bool { return j.Status == "done" || j.Status == "failed" }
+
+// ledger returns an account's charges for a job.
+func (p *platform) charges(jobID int64) []storage.LedgerEntry {
+	p.t.Helper()
+	var out []storage.LedgerEntry
+	err := p.db.NewSelect().Model(&out).Where("job_id = ? AND kind = 'charge'", jobID).Order("id").Scan(context.Background())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return out
+}
+
+// fixtures makes each generated media file once per test binary.
+var fixtures = struct {
+	sync.Mutex
+	dir   string
+	files map[string]string
+}{files: map[string]string{}}
+
+func fixture(t *testing.T, name string, make func(path string) error) string {
+	t.Helper()
+	fixtures.Lock()
+	defer fixtures.Unlock()
+	if f, ok := fixtures.files[name]; ok {
+		return f
+	}
+	if fixtures.dir == "" {
+		dir, err := os.MkdirTemp("", "parley-e2e-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixtures.dir = dir
+	}
+	path := filepath.Join(fixtures.dir, name)
+	if err := make(path); err != nil {
+		t.Fatalf("make fixture %s: %v", name, err)
+	}
+	fixtures.files[name] = path
+	return path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fixtures.dir != "" {
+		os.RemoveAll(fixtures.dir)
+	}
+	os.Exit(code)
+}
+
+func speechFixture(t *testing.T, name, text string) string {
+	return fixture(t, name, func(path string) error { return media.GenerateSpeech(context.Background(), text, path) })
+}
+
+func videoFixture(t *testing.T, name string, o media.VideoOpts) string {
+	return fixture(t, name, func(path string) error { return media.GenerateVideo(context.Background(), path, o) })
+}
+
+func jobPath(kind string, id int64) string { return fmt.Sprintf("/%s/%d", kind, id) }
