@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# test.sh: go vet, then go test against throwaway services.
+#   PKG        packages (default ./...)
+#   TESTFLAGS  extra go test flags, shell-quoted: TESTFLAGS="-run 'TestA|TestB' -v"
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+read -ra pkgs <<<"${PKG:-./...}"
+flags=()
+eval "flags=(${TESTFLAGS:-})"
+
+echo "==> go vet ${pkgs[*]}"
+go vet "${pkgs[@]}"
+
+cmd=(go test -count=1 -p 1 -timeout 40m "${flags[@]}" "${pkgs[@]}")
+echo "==> ${cmd[*]}"
+exec "$ROOT/scripts/with-services.sh" "${cmd[@]}"
