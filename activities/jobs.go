@@ -60,21 +60,32 @@ func stagePrice(job storage.Job, stage string) (billing.Micros, string, error) {
 	return 0, "", fmt.Errorf("unknown stage %q", stage)
 }
 
-// Charge posts the charge of one stage exactly once (the ledger key is the
-// job and stage), so a retried or replayed activity never charges twice.
+// Charge posts the charges of the job's stages exactly once each (the
+// ledger key is the job and stage), all or nothing, so a retried or replayed
+// activity never charges twice and a refused charge leaves none behind.
 func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
 	if err != nil {
 		return err
 	}
-	amount, service, err := stagePrice(job, in.Stage)
-	if err != nil || amount == 0 {
-		return err
+	var ms []storage.Movement
+	for _, stage := range in.Stages {
+		amount, service, err := stagePrice(job, stage)
+		if err != nil {
+			return err
+		}
+		if amount == 0 {
+			continue
+		}
+		ms = append(ms, storage.Movement{
+			AccountID: job.AccountID, Kind: storage.KindCharge, Service: service, Amount: amount,
+			Key: storage.ChargeKey(job.Kind, job.ID, stage), JobKind: job.Kind, JobID: job.ID, Stage: stage,
+		})
 	}
-	_, err = storage.Ledger{DB: a.DB}.Post(ctx, storage.Movement{
-		AccountID: job.AccountID, Kind: storage.KindCharge, Service: service, Amount: amount,
-		Key: storage.ChargeKey(job.Kind, job.ID, in.Stage), JobKind: job.Kind, JobID: job.ID, Stage: in.Stage,
-	})
+	if len(ms) == 0 {
+		return nil
+	}
+	_, err = storage.Ledger{DB: a.DB}.PostAll(ctx, ms)
 	var short *storage.InsufficientBalanceError
 	if errors.As(err, &short) {
 		params := map[string]any{"requiredUsd": short.Required.USD(), "balanceUsd": short.Balance.USD()}

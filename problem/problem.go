@@ -39,6 +39,7 @@ const (
 	EngineFailed          = "ENGINE_FAILED"
 	CleanupFailed         = "CLEANUP_FAILED"
 	BurnFailed            = "BURN_FAILED"
+	JobCanceled           = "JOB_CANCELED"
 	VoiceAPINotConfigured = "VOICE_API_NOT_CONFIGURED"
 	ServiceUnavailable    = "SERVICE_UNAVAILABLE"
 	Internal              = "INTERNAL_ERROR"
@@ -73,6 +74,7 @@ var statusOf = map[string]int{
 	EngineFailed:          http.StatusBadGateway,
 	CleanupFailed:         http.StatusInternalServerError,
 	BurnFailed:            http.StatusInternalServerError,
+	JobCanceled:           http.StatusConflict,
 	VoiceAPINotConfigured: http.StatusServiceUnavailable,
 	ServiceUnavailable:    http.StatusServiceUnavailable,
 	Internal:              http.StatusInternalServerError,

@@ -73,70 +73,97 @@ type Ledger struct{ DB *bun.DB }
 // Post records m exactly once. Replaying the same key returns the first entry
 // and changes nothing. A charge never takes the balance below zero.
 func (l Ledger) Post(ctx context.Context, m Movement) (LedgerEntry, error) {
-	if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
-		return LedgerEntry{}, fmt.Errorf("ledger: a movement needs an account, a key and a positive amount")
+	entries, err := l.PostAll(ctx, []Movement{m})
+	if err != nil {
+		return LedgerEntry{}, err
 	}
-	var entry LedgerEntry
-	err := l.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		existing, err := entryByKey(ctx, tx, m.Key)
-		if err == nil {
-			entry = existing
-			return sameMovement(existing, m)
+	return entries[0], nil
+}
+
+// PostAll records several movements all or nothing, each exactly once: when
+// one cannot be posted (say the balance does not cover a charge), none is.
+func (l Ledger) PostAll(ctx context.Context, ms []Movement) ([]LedgerEntry, error) {
+	for _, m := range ms {
+		if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
+			return nil, fmt.Errorf("ledger: a movement needs an account, a key and a positive amount")
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		delta := m.Amount
-		if m.Kind == KindCharge {
-			delta = -m.Amount
-		}
-		var balance billing.Micros
-		err = tx.NewUpdate().Model((*Account)(nil)).
-			Set("balance_micros = balance_micros + ?", delta).
-			Where("id = ?", m.AccountID).
-			Where("balance_micros + ? >= 0", delta).
-			Returning("balance_micros").Scan(ctx, &balance)
-		if err != nil {
-			if errors.Is(notFound(err), ErrNotFound) {
-				// A concurrent post with the same key may have spent the
-				// balance this one was waiting for: that is a replay.
-				if existing, getErr := entryByKey(ctx, tx, m.Key); getErr == nil {
-					entry = existing
-					return sameMovement(existing, m)
+	}
+	var entries []LedgerEntry
+	post := func() error {
+		return l.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			entries = entries[:0]
+			for _, m := range ms {
+				e, err := postIn(ctx, tx, m)
+				if err != nil {
+					return err
 				}
-				acc, getErr := Accounts{DB: tx}.Get(ctx, m.AccountID)
-				if getErr != nil {
-					return getErr
-				}
-				return &InsufficientBalanceError{Required: m.Amount, Balance: acc.BalanceMicros}
+				entries = append(entries, e)
 			}
-			return fmt.Errorf("update balance: %w", err)
-		}
-		entry = LedgerEntry{
-			AccountID: m.AccountID, Kind: m.Kind, Service: m.Service, AmountMicros: delta,
-			BalanceAfter: balance, IdempotencyKey: m.Key, Note: m.Note,
-		}
-		if m.JobKind != "" {
-			entry.JobKind, entry.JobID, entry.Stage = &m.JobKind, &m.JobID, &m.Stage
-		}
-		res, err := tx.NewInsert().Model(&entry).On("CONFLICT (idempotency_key) DO NOTHING").Returning("*").Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("insert ledger entry: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return errRaced
-		}
-		return nil
-	})
+			return nil
+		})
+	}
+	err := post()
 	if errors.Is(err, errRaced) {
-		// A concurrent post with the same key won; ours rolled back.
-		existing, getErr := entryByKey(ctx, l.DB, m.Key)
+		// A concurrent post with the same key won and ours rolled back;
+		// now every movement it made is seen as a replay.
+		err = post()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return entries, nil
+}
+
+// postIn posts one movement inside tx, or returns the entry already posted
+// under its key.
+func postIn(ctx context.Context, tx bun.Tx, m Movement) (LedgerEntry, error) {
+	existing, err := entryByKey(ctx, tx, m.Key)
+	if err == nil {
+		return existing, sameMovement(existing, m)
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return LedgerEntry{}, err
+	}
+	delta := m.Amount
+	if m.Kind == KindCharge {
+		delta = -m.Amount
+	}
+	var balance billing.Micros
+	err = tx.NewUpdate().Model((*Account)(nil)).
+		Set("balance_micros = balance_micros + ?", delta).
+		Where("id = ?", m.AccountID).
+		Where("balance_micros + ? >= 0", delta).
+		Returning("balance_micros").Scan(ctx, &balance)
+	if errors.Is(notFound(err), ErrNotFound) {
+		// A concurrent post with the same key may have spent the balance
+		// this one was waiting for: that is a replay.
+		if existing, getErr := entryByKey(ctx, tx, m.Key); getErr == nil {
+			return existing, sameMovement(existing, m)
+		}
+		acc, getErr := Accounts{DB: tx}.Get(ctx, m.AccountID)
 		if getErr != nil {
 			return LedgerEntry{}, getErr
 		}
-		return existing, sameMovement(existing, m)
+		return LedgerEntry{}, &InsufficientBalanceError{Required: m.Amount, Balance: acc.BalanceMicros}
 	}
-	return entry, err
+	if err != nil {
+		return LedgerEntry{}, fmt.Errorf("update balance: %w", err)
+	}
+	entry := LedgerEntry{
+		AccountID: m.AccountID, Kind: m.Kind, Service: m.Service, AmountMicros: delta,
+		BalanceAfter: balance, IdempotencyKey: m.Key, Note: m.Note,
+	}
+	if m.JobKind != "" {
+		entry.JobKind, entry.JobID, entry.Stage = &m.JobKind, &m.JobID, &m.Stage
+	}
+	res, err := tx.NewInsert().Model(&entry).On("CONFLICT (idempotency_key) DO NOTHING").Returning("*").Exec(ctx)
+	if err != nil {
+		return LedgerEntry{}, fmt.Errorf("insert ledger entry: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return LedgerEntry{}, errRaced
+	}
+	return entry, nil
 }
 
 var errRaced = errors.New("ledger: concurrent post with the same key")

@@ -134,3 +134,32 @@ func TestLedgerRefusesBadMovements(t *testing.T) {
 		}
 	}
 }
+
+func TestLedgerPostAllIsAllOrNothing(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	acc := newAccount(t, db, 1000)
+	ledger := storage.Ledger{DB: db}
+	stage := func(name string, amount billing.Micros) storage.Movement {
+		return storage.Movement{AccountID: acc.ID, Kind: storage.KindCharge, Service: name, Amount: amount,
+			Key: storage.ChargeKey("subtitles", 9, name), JobKind: "subtitles", JobID: 9, Stage: name}
+	}
+	_, err := ledger.PostAll(ctx, []storage.Movement{stage("transcription", 600), stage("burn", 600)})
+	var ib *storage.InsufficientBalanceError
+	if !errors.As(err, &ib) {
+		t.Fatalf("err = %v, want insufficient balance", err)
+	}
+	n, _ := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("kind = 'charge'").Count(ctx)
+	got, _ := storage.Accounts{DB: db}.Get(ctx, acc.ID)
+	if n != 0 || got.BalanceMicros != 1000 {
+		t.Fatalf("%d charges posted and balance %d after a refused batch", n, got.BalanceMicros)
+	}
+	entries, err := ledger.PostAll(ctx, []storage.Movement{stage("transcription", 600), stage("burn", 400)})
+	if err != nil || len(entries) != 2 || entries[1].BalanceAfter != 0 {
+		t.Fatalf("PostAll = %+v, %v", entries, err)
+	}
+	again, err := ledger.PostAll(ctx, []storage.Movement{stage("transcription", 600), stage("burn", 400)})
+	if err != nil || again[0].ID != entries[0].ID || again[1].ID != entries[1].ID {
+		t.Fatalf("replay = %+v, %v", again, err)
+	}
+}

@@ -45,6 +45,9 @@ func mediaWork(ctx workflow.Context, startToClose time.Duration) workflow.Contex
 // reason that has none (retries exhausted on an infrastructure error, a
 // timeout); the message is then rendered from the code by the activity.
 func codeOf(err error, fallback string) (code, message string) {
+	if temporal.IsCanceledError(err) {
+		return problem.JobCanceled, ""
+	}
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && problem.Known(app.Type()) {
 		return app.Type(), app.Message()
@@ -65,6 +68,9 @@ func failJob(ctx workflow.Context, jobID int64, cause error, fallback string) er
 	in := FinishInput{JobID: jobID, Code: code, Message: message}
 	if err := workflow.ExecuteActivity(bookkeeping(dctx), ActFinish, in).Get(dctx, nil); err != nil {
 		return err
+	}
+	if code == problem.JobCanceled {
+		return cause // the workflow ends as canceled, as the operator asked
 	}
 	return temporal.NewNonRetryableApplicationError("job failed: "+code, code, cause)
 }

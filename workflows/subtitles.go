@@ -3,6 +3,7 @@ package workflows
 import (
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"parley/problem"
@@ -66,17 +67,21 @@ func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {
 		return err
 	}
 	burn := BurnInput{JobID: in.JobID, Run: 1}
-	if err := burnAndPublish(ctx, burn); err != nil {
+	if err := runBurn(ctx, burn); err != nil {
 		return err
 	}
+	// Every stage is charged at once, and only then is the video published:
+	// a job either succeeds whole and pays, or fails and pays nothing.
 	stages := []string{StageTranscription}
 	if in.VoiceCleanup {
 		stages = append(stages, StageVoiceCleanup)
 	}
-	for _, stage := range append(stages, StageBurn) {
-		if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, ChargeInput{JobID: in.JobID, Stage: stage}).Get(ctx, nil); err != nil {
-			return err
-		}
+	charge := ChargeInput{JobID: in.JobID, Stages: append(stages, StageBurn)}
+	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, charge).Get(ctx, nil); err != nil {
+		return err
+	}
+	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActPublishBurn, burn).Get(ctx, nil); err != nil {
+		return err
 	}
 	return workflow.ExecuteActivity(bookkeeping(ctx), ActFinish, FinishInput{JobID: in.JobID}).Get(ctx, nil)
 }
@@ -86,12 +91,11 @@ func setStatus(ctx workflow.Context, jobID int64, from, to string) error {
 	return workflow.ExecuteActivity(bookkeeping(ctx), ActSetStatus, in).Get(ctx, nil)
 }
 
-func burnAndPublish(ctx workflow.Context, in BurnInput) error {
-	var out BurnResult
-	if err := workflow.ExecuteActivity(mediaWork(ctx, 2*time.Hour), ActBurn, in).Get(ctx, &out); err != nil {
+func runBurn(ctx workflow.Context, in BurnInput) error {
+	if err := workflow.ExecuteActivity(mediaWork(ctx, 2*time.Hour), ActBurn, in).Get(ctx, nil); err != nil {
 		return withFallback(err, problem.BurnFailed)
 	}
-	return workflow.ExecuteActivity(bookkeeping(ctx), ActPublishBurn, in).Get(ctx, nil)
+	return nil
 }
 
 // ReburnWorkflow burns a done job again from its current SRT, for free. The
@@ -100,14 +104,18 @@ func burnAndPublish(ctx workflow.Context, in BurnInput) error {
 // video and records why.
 func ReburnWorkflow(ctx workflow.Context, in ReburnInput) error {
 	burn := BurnInput{JobID: in.JobID, Run: in.Run}
-	if err := burnAndPublish(ctx, burn); err != nil {
+	err := runBurn(ctx, burn)
+	if err == nil {
+		err = workflow.ExecuteActivity(bookkeeping(ctx), ActPublishBurn, burn).Get(ctx, nil)
+	}
+	if err != nil {
 		code, message := codeOf(err, problem.BurnFailed)
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		failed := ReburnFailedInput{JobID: in.JobID, Code: code, Message: message}
 		if ferr := workflow.ExecuteActivity(bookkeeping(dctx), ActReburnFailed, failed).Get(dctx, nil); ferr != nil {
 			return ferr
 		}
-		return err
+		return temporal.NewNonRetryableApplicationError("reburn failed: "+code, code, err)
 	}
 	return setStatus(ctx, in.JobID, statusBurning, statusDone)
 }

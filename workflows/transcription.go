@@ -45,15 +45,16 @@ func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
 	if err != nil {
 		return withFallback(err, problem.EngineFailed)
 	}
-	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, ChargeInput{JobID: in.JobID, Stage: StageTranscription}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, ChargeInput{JobID: in.JobID, Stages: []string{StageTranscription}}).Get(ctx, nil); err != nil {
 		return err
 	}
 	return workflow.ExecuteActivity(bookkeeping(ctx), ActFinish, FinishInput{JobID: in.JobID}).Get(ctx, nil)
 }
 
-// notify queues the completion notifications; a failure here is logged by
-// Temporal but does not undo a finished job.
+// notify queues the completion notifications, also for a canceled job; a
+// failure here is logged but does not undo the job's outcome.
 func notify(ctx workflow.Context, jobID int64) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	err := workflow.ExecuteActivity(bookkeeping(ctx), ActNotify, JobInput{JobID: jobID}).Get(ctx, nil)
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("notification not queued", "JobID", jobID, "Error", err)

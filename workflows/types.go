@@ -13,10 +13,10 @@ type SetStatusInput struct {
 	To    string
 }
 
-// ChargeInput posts the charge of one stage of a job.
+// ChargeInput posts the charges of a job's stages, all or nothing.
 type ChargeInput struct {
-	JobID int64
-	Stage string
+	JobID  int64
+	Stages []string
 }
 
 // FinishInput ends a job: Code is empty on success, else a problem code;
