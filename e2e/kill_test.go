@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"parley/billing"
+	"parley/media"
+	"parley/testenv"
+	"parley/workflows"
+)
+
+var binary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// parleyBinary builds cmd/parley once per test binary: these tests kill a
+// real worker process, which an in-process worker cannot stand in for.
+func parleyBinary(t *testing.T) string {
+	t.Helper()
+	binary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "parley-bin-*")
+		if err != nil {
+			binary.err = err
+			return
+		}
+		binary.path = filepath.Join(dir, "parley")
+		out, err := exec.Command("go", "build", "-o", binary.path, "../cmd/parley").CombinedOutput()
+		if err != nil {
+			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binary.err != nil {
+		t.Fatal(binary.err)
+	}
+	return binary.path
+}
+
+// startWorker runs `parley worker` as its own process.
+func startWorker(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(parleyBinary(t), "worker")
+	cmd.Env = append(os.Environ(), "PARLEY_LOG_LEVEL=warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	return cmd
+}
+
+// killDuring waits until the workflow's activity is running on the worker
+// process, then kills the process (and its ffmpeg/engine children) at once.
+func killDuring(t *testing.T, p *platform, worker *exec.Cmd, workflowID, activity string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		desc, err := p.temporal.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		if err == nil {
+			for _, a := range desc.PendingActivities {
+				if a.ActivityType.GetName() == activity && a.State == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+					time.Sleep(time.Second) // well inside the work
+					if err := syscall.Kill(-worker.Process.Pid, syscall.SIGKILL); err != nil {
+						t.Fatal(err)
+					}
+					_ = worker.Wait()
+					t.Logf("killed the worker during %s (attempt %d)", activity, a.Attempt)
+					return
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s never started in %s", activity, workflowID)
+}
+
+func TestWorkerKilledDuringTranscribe(t *testing.T) {
+	p := startPlatform(t, options{noWorker: true})
+	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	long := speechFixture(t, "long.wav", knownText+" "+knownText+" "+knownText+" "+knownText+" "+knownText)
+	first := startWorker(t)
+	var created struct{ ID int64 }
+	p.upload("/transcribe", key.Secret, long, []string{"language", "en"}).want(t, 202, "").decode(t, &created)
+
+	killDuring(t, p, first, workflows.TranscriptionWorkflowID(created.ID), workflows.ActTranscribe)
+	startWorker(t)
+	j := p.waitFor(jobPath("transcribe", created.ID), key.Secret, 3*time.Minute, final)
+	if j.Status != "done" {
+		t.Fatalf("job ended %s %s", j.Status, deref(j.ErrorCode))
+	}
+	charges := p.charges(created.ID)
+	if len(charges) != 1 || charges[0].AccountID != acc.ID {
+		t.Fatalf("charges after a killed worker: %+v", charges)
+	}
+}
+
+func TestWorkerKilledDuringBurn(t *testing.T) {
+	p := startPlatform(t, options{noWorker: true})
+	_, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	clip := videoFixture(t, "burn-long.mp4", media.VideoOpts{Seconds: 30, Width: 1280, Height: 720, SpeechText: knownText})
+	first := startWorker(t)
+	var created struct{ ID int64 }
+	p.upload("/subtitles", key.Secret, clip, []string{"language", "en"}).want(t, 202, "").decode(t, &created)
+
+	killDuring(t, p, first, workflows.SubtitlesWorkflowID(created.ID), workflows.ActBurn)
+	startWorker(t)
+	j := p.waitFor(jobPath("subtitles", created.ID), key.Secret, 4*time.Minute, final)
+	if j.Status != "done" || j.OutputVideoURL == nil {
+		t.Fatalf("job ended %s %s", j.Status, deref(j.ErrorCode))
+	}
+	stages := map[string]int{}
+	for _, c := range p.charges(created.ID) {
+		stages[*c.Stage]++
+	}
+	if len(stages) != 2 || stages[workflows.StageTranscription] != 1 || stages[workflows.StageBurn] != 1 {
+		t.Fatalf("stage charges after a killed worker: %v", stages)
+	}
+}
