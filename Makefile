@@ -4,7 +4,7 @@
 #                 API key, then `parley dev` in the foreground (Ctrl-C stops all)
 #   make test     go vet, then go test against throwaway services
 #                 (narrow with PKG=./api/... TESTFLAGS='-run X -v')
-#   make bench    benchmarks in ./bench/... against throwaway services
+#   make bench    the performance benchmarks (e2e/bench_test.go) against throwaway services
 #   make build    bin/parley
 #   make tools    bin/temporal and bin/minio at the pinned versions
 #   make clean    build outputs (keeps .dev/); make clean-dev drops .dev/ too
@@ -81,8 +81,7 @@ test: packages tools
 	scripts/test.sh
 
 bench: packages tools
-	@if [[ ! -d bench ]]; then echo "make bench: no ./bench package yet; nothing to run"; exit 0; fi; \
-	scripts/with-services.sh $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m $(BENCHFLAGS) ./bench/...
+	scripts/with-services.sh $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m $(BENCHFLAGS) ./e2e/
 
 fmt:
 	$(GO) fmt ./...

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"bufio"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -54,10 +56,13 @@ func (s *Server) discard(c *gin.Context, u *upload) {
 func (s *Server) receiveUpload(c *gin.Context, allowed ...string) (*upload, error) {
 	maxBytes := s.cfg.MaxUploadSize
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBytes+1<<20)
-	mr, err := c.Request.MultipartReader()
-	if err != nil {
+	_, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || params["boundary"] == "" {
 		return nil, problem.Invalid("body", "is not a readable multipart/form-data body")
 	}
+	// The multipart reader reads in 4 KiB steps; a large buffer under it
+	// turns those into few big reads of the connection.
+	mr := multipart.NewReader(bufio.NewReaderSize(c.Request.Body, 1<<20), params["boundary"])
 	u := &upload{fields: map[string]string{}}
 	for {
 		part, err := mr.NextPart()
@@ -107,12 +112,16 @@ func (s *Server) storeFile(c *gin.Context, part *multipart.Part, u *upload, maxB
 	defer scratch.Close()
 	hash := sha256.New()
 	counted := &countingReader{r: io.LimitReader(part, maxBytes+1)}
-	body := io.TeeReader(counted, io.MultiWriter(hash, scratch))
+	local := bufio.NewWriterSize(scratch, 1<<20)
+	body := io.TeeReader(counted, io.MultiWriter(hash, local))
 	if _, err := s.objects.Put(c, u.objectKey, body, -1, "application/octet-stream"); err != nil {
 		if counted.err != nil {
 			return counted.err // the client's stream broke, not the store
 		}
 		return problem.Wrap(problem.ServiceUnavailable, err)
+	}
+	if err := local.Flush(); err != nil {
+		return fmt.Errorf("scratch file: %w", err)
 	}
 	if counted.n > maxBytes {
 		return errTooLarge

@@ -27,7 +27,7 @@ var binary struct {
 
 // parleyBinary builds cmd/parley once per test binary: these tests kill a
 // real worker process, which an in-process worker cannot stand in for.
-func parleyBinary(t *testing.T) string {
+func parleyBinary(t testing.TB) string {
 	t.Helper()
 	binary.once.Do(func() {
 		dir, err := os.MkdirTemp("", "parley-bin-*")

@@ -35,7 +35,7 @@ import (
 
 // platform is one API instance and (optionally) one in-process worker.
 type platform struct {
-	t        *testing.T
+	t        testing.TB
 	cfg      config.Config
 	db       *bun.DB
 	objects  *storage.Objects
@@ -52,7 +52,7 @@ type options struct {
 	now       func() time.Time
 }
 
-func startPlatform(t *testing.T, o options) *platform {
+func startPlatform(t testing.TB, o options) *platform {
 	t.Helper()
 	p := &platform{t: t, cfg: testenv.Config(t), db: testenv.DB(t), objects: testenv.Objects(t), temporal: testenv.Temporal(t), now: o.now}
 	if o.maxUpload > 0 {
@@ -124,7 +124,7 @@ func (p *platform) do(method, path, key string, body io.Reader, headers ...strin
 	return r
 }
 
-func (r reply) want(t *testing.T, status int, code string) reply {
+func (r reply) want(t testing.TB, status int, code string) reply {
 	t.Helper()
 	if r.status != status || (code != "" && (r.Error == nil || r.Error.Code != code)) {
 		t.Fatalf("got %d %s, want %d %s", r.status, r.body, status, code)
@@ -132,7 +132,7 @@ func (r reply) want(t *testing.T, status int, code string) reply {
 	return r
 }
 
-func (r reply) decode(t *testing.T, v any) {
+func (r reply) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.Data, v); err != nil {
 		t.Fatalf("decode %s: %v", r.Data, err)
@@ -222,7 +222,7 @@ var fixtures = struct {
 	files map[string]string
 }{files: map[string]string{}}
 
-func fixture(t *testing.T, name string, make func(path string) error) string {
+func fixture(t testing.TB, name string, make func(path string) error) string {
 	t.Helper()
 	fixtures.Lock()
 	defer fixtures.Unlock()
@@ -252,11 +252,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func speechFixture(t *testing.T, name, text string) string {
+func speechFixture(t testing.TB, name, text string) string {
 	return fixture(t, name, func(path string) error { return media.GenerateSpeech(context.Background(), text, path) })
 }
 
-func videoFixture(t *testing.T, name string, o media.VideoOpts) string {
+func videoFixture(t testing.TB, name string, o media.VideoOpts) string {
 	return fixture(t, name, func(path string) error { return media.GenerateVideo(context.Background(), path, o) })
 }
 

@@ -48,15 +48,22 @@ func OpenObjects(ctx context.Context, cfg ObjectsConfig) (*Objects, error) {
 	return o, nil
 }
 
-// uploadPartSize bounds the memory one streaming upload buffers.
-const uploadPartSize = 16 << 20
+// A streaming upload of unknown length fills streamParts buffers of
+// uploadPartSize in turn and sends them in parallel, so reading the client
+// and writing the store overlap while memory stays bounded (16 MiB).
+const (
+	uploadPartSize = 8 << 20
+	streamParts    = 2
+)
 
 // Put streams r to key. size may be -1 when unknown; then the upload goes in
-// parts of uploadPartSize, so memory stays bounded whatever the length.
+// parts, so memory stays bounded whatever the length.
 func (o *Objects) Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) (int64, error) {
 	info, err := o.client.PutObject(ctx, o.bucket, key, r, size, minio.PutObjectOptions{
-		ContentType: contentType,
-		PartSize:    uploadPartSize,
+		ContentType:           contentType,
+		PartSize:              uploadPartSize,
+		NumThreads:            streamParts,
+		ConcurrentStreamParts: true,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("put object %s: %w", key, err)
@@ -66,7 +73,7 @@ func (o *Objects) Put(ctx context.Context, key string, r io.Reader, size int64, 
 
 // PutFile uploads a local file to key.
 func (o *Objects) PutFile(ctx context.Context, key, path, contentType string) error {
-	_, err := o.client.FPutObject(ctx, o.bucket, key, path, minio.PutObjectOptions{ContentType: contentType, PartSize: uploadPartSize})
+	_, err := o.client.FPutObject(ctx, o.bucket, key, path, minio.PutObjectOptions{ContentType: contentType})
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", key, err)
 	}

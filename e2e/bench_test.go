@@ -1,0 +1,376 @@
+package e2e
+
+// Benchmarks for the performance targets of the transcription and subtitle
+// issues. Run them with `make bench` (one iteration each, against throwaway
+// services); each reports its figures with b.ReportMetric.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"parley/billing"
+	"parley/media"
+	"parley/medialink"
+	"parley/speech"
+	"parley/storage"
+	"parley/subtitles"
+	"parley/testenv"
+)
+
+// pollFast waits for a job like waitFor but with a short interval, so the
+// measurement is not padded by the poll.
+func pollFast(b *testing.B, p *platform, path, key string, cond func(job) bool) job {
+	deadline := time.Now().Add(10 * time.Minute)
+	var j job
+	for time.Now().Before(deadline) {
+		p.do(http.MethodGet, path, key, nil).decode(p.t, &j)
+		if cond(j) {
+			return j
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Fatalf("%s: timed out; last %+v", path, j)
+	return j
+}
+
+func sixtySecondSpeech(t testing.TB) string {
+	return speechFixture(t, "sixty.wav", strings.Repeat(knownText+" ", 7))
+}
+
+// BenchmarkTranscriptionOverhead: wall time from POST to done for ~60 s of
+// speech, divided by the raw engine's time on the same audio (target <= 1.15).
+func BenchmarkTranscriptionOverhead(b *testing.B) {
+	p := startPlatform(b, options{})
+	_, key := testenv.Account(p.t, p.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD})
+	audio := sixtySecondSpeech(p.t)
+	wav := filepath.Join(b.TempDir(), "engine.wav")
+	if err := media.NewTool().ExtractAudio(context.Background(), audio, wav); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if _, err := (&speech.Pocketsphinx{}).Transcribe(context.Background(), wav, speech.Options{Language: "en"}); err != nil {
+			b.Fatal(err)
+		}
+		raw := time.Since(start)
+
+		start = time.Now()
+		var created struct{ ID int64 }
+		p.upload("/transcribe", key.Secret, audio, []string{"language", "en"}).want(p.t, 202, "").decode(p.t, &created)
+		j := pollFast(b, p, jobPath("transcribe", created.ID), key.Secret, final)
+		job := time.Since(start)
+		if j.Status != "done" {
+			b.Fatalf("job %s", j.Status)
+		}
+		b.ReportMetric(raw.Seconds(), "engine_s")
+		b.ReportMetric(job.Seconds(), "job_s")
+		b.ReportMetric(job.Seconds()/raw.Seconds(), "ratio")
+	}
+}
+
+// BenchmarkSubtitleOverhead: a subtitle job on a 60 s 720p clip, POST to
+// done, divided by raw engine time plus raw ffmpeg burn time (target <= 1.15);
+// then a re-burn, POST to new URL, divided by the raw burn (target <= 1.10).
+func BenchmarkSubtitleOverhead(b *testing.B) {
+	p := startPlatform(b, options{})
+	_, key := testenv.Account(p.t, p.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD})
+	clip := videoFixture(p.t, "bench-720p.mp4", media.VideoOpts{Seconds: 60, Width: 1280, Height: 720, SpeechText: strings.Repeat(knownText+" ", 7)})
+	tool := media.NewTool()
+	dir := b.TempDir()
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		wav := filepath.Join(dir, "engine.wav")
+		if err := tool.ExtractAudio(ctx, clip, wav); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		tr, err := (&speech.Pocketsphinx{}).Transcribe(ctx, wav, speech.Options{Language: "en"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		engine := time.Since(start)
+		ass := filepath.Join(dir, "captions.ass")
+		style, _ := subtitles.ParseStyle("")
+		if err := os.WriteFile(ass, []byte(subtitles.RenderASS(subtitles.Cues(tr.Words), style.Resolve(720), 1280, 720)), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		if err := tool.Burn(ctx, media.BurnInput{Video: clip, ASS: ass, Out: filepath.Join(dir, "out.mp4")}); err != nil {
+			b.Fatal(err)
+		}
+		burn := time.Since(start)
+
+		start = time.Now()
+		var created struct{ ID int64 }
+		p.upload("/subtitles", key.Secret, clip, []string{"language", "en"}).want(p.t, 202, "").decode(p.t, &created)
+		j := pollFast(b, p, jobPath("subtitles", created.ID), key.Secret, final)
+		jobTime := time.Since(start)
+		if j.Status != "done" {
+			b.Fatalf("job %s %s", j.Status, deref(j.ErrorCode))
+		}
+
+		start = time.Now()
+		p.do(http.MethodPost, jobPath("subtitles", created.ID)+"/reburn", key.Secret, nil).want(p.t, 200, "")
+		again := pollFast(b, p, jobPath("subtitles", created.ID), key.Secret, func(n job) bool {
+			return n.Status == "done" && deref(n.OutputVideoURL) != deref(j.OutputVideoURL)
+		})
+		reburn := time.Since(start)
+		_ = again
+
+		b.ReportMetric(engine.Seconds(), "engine_s")
+		b.ReportMetric(burn.Seconds(), "burn_s")
+		b.ReportMetric(jobTime.Seconds(), "job_s")
+		b.ReportMetric(jobTime.Seconds()/(engine+burn).Seconds(), "job_ratio")
+		b.ReportMetric(reburn.Seconds(), "reburn_s")
+		b.ReportMetric(reburn.Seconds()/burn.Seconds(), "reburn_ratio")
+	}
+}
+
+// BenchmarkListTranscriptions: GET /transcribe with 50 rows under an
+// unlimited-tier key, 8 concurrent clients; reports req/s and p99.
+func BenchmarkListTranscriptions(b *testing.B) {
+	p := startPlatform(b, options{noWorker: true})
+	acc, key := testenv.Account(p.t, p.db, testenv.AccountOpts{})
+	for i := range 60 {
+		d := 61.5
+		lang := "en"
+		j := storage.Job{AccountID: acc.ID, Kind: storage.JobTranscription, Status: storage.StatusDone, InputKind: "file",
+			FileName: fmt.Sprintf("call-%d.wav", i), Source: "api", LanguageRequested: "auto", LanguageDetected: &lang,
+			DurationSec: &d, TranscriptText: strings.Repeat("words in a transcript ", 40), CostMicros: 6150}
+		if err := (storage.Jobs{DB: p.db}).Insert(context.Background(), &j); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const clients, perClient = 8, 250
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	b.ResetTimer()
+	for range b.N {
+		latencies := make([]time.Duration, 0, clients*perClient)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				local := make([]time.Duration, 0, perClient)
+				for range perClient {
+					req, _ := http.NewRequest(http.MethodGet, p.api.URL+"/api/v1/transcribe", nil)
+					req.Header.Set("Authorization", "Bearer "+key.Secret)
+					t0 := time.Now()
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Errorf("status %d", resp.StatusCode)
+						return
+					}
+					local = append(local, time.Since(t0))
+				}
+				mu.Lock()
+				latencies = append(latencies, local...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+		b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "req/s")
+		b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99_ms")
+		b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50_ms")
+	}
+}
+
+func minioClient(b *testing.B) (*minio.Client, string) {
+	cfg := testenv.Config(b)
+	c, err := minio.New(cfg.MinioEndpoint, &minio.Options{Creds: credentials.NewStaticV4(cfg.MinioAccessKey, cfg.MinioSecretKey, "")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, cfg.MinioBucket
+}
+
+// BenchmarkMediaLink: GET /media/{token} of a 100 MB object against a direct
+// MinIO GET of the same object (target: at least 0.8 of its throughput).
+func BenchmarkMediaLink(b *testing.B) {
+	p := startPlatform(b, options{noWorker: true})
+	const size = 100 << 20
+	mc, bucket := minioClient(b)
+	ctx := context.Background()
+	if _, err := mc.PutObject(ctx, bucket, "bench/media.mp4", io.LimitReader(zeroReader{}, size), size, minio.PutObjectOptions{ContentType: "video/mp4"}); err != nil {
+		b.Fatal(err)
+	}
+	token := medialink.NewSigner(p.cfg.MediaSecret, p.cfg.MediaLinkTTL).Token("bench/media.mp4", time.Now())
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		obj, err := mc.GetObject(ctx, bucket, "bench/media.mp4", minio.GetObjectOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n, _ := io.Copy(io.Discard, obj); n != size {
+			b.Fatalf("direct read %d bytes", n)
+		}
+		direct := time.Since(start)
+
+		start = time.Now()
+		resp, err := http.Get(p.api.URL + "/api/v1/media/" + token)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n != size {
+			b.Fatalf("link read %d bytes (status %d)", n, resp.StatusCode)
+		}
+		viaLink := time.Since(start)
+		b.ReportMetric(size/direct.Seconds()/1e6, "direct_MB/s")
+		b.ReportMetric(size/viaLink.Seconds()/1e6, "link_MB/s")
+		b.ReportMetric(direct.Seconds()/viaLink.Seconds(), "ratio")
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// BenchmarkUpload: a 400 MB upload through a separate `parley api` process:
+// its peak RSS growth (target < 64 MB) and its throughput against a raw
+// minio-go PutObject of the same file (target >= 0.8).
+func BenchmarkUpload(b *testing.B) {
+	p := startPlatform(b, options{noWorker: true})
+	_, key := testenv.Account(b, p.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD})
+	file := fixture(b, "400mb.wav", func(path string) error {
+		// 16-bit 48 kHz stereo: 192 kB/s, so ~2185 s is 400 MiB.
+		return exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+			"-ac", "2", "-t", "2185", "-c:a", "pcm_s16le", "-y", path).Run()
+	})
+	info, err := os.Stat(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	api, addr := startAPIProcess(b)
+	mc, bucket := minioClient(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		f, _ := os.Open(file)
+		start := time.Now()
+		if _, err := mc.PutObject(ctx, bucket, "bench/raw.wav", f, info.Size(), minio.PutObjectOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		raw := time.Since(start)
+		f.Close()
+
+		before := peakRSS(b, api.Process.Pid)
+		start = time.Now()
+		status := streamUpload(b, "http://"+addr+"/api/v1/transcribe", key.Secret, file)
+		upload := time.Since(start)
+		if status != 202 {
+			b.Fatalf("upload status %d", status)
+		}
+		after := peakRSS(b, api.Process.Pid)
+		b.ReportMetric(float64(info.Size())/raw.Seconds()/1e6, "raw_MB/s")
+		b.ReportMetric(float64(info.Size())/upload.Seconds()/1e6, "api_MB/s")
+		b.ReportMetric(raw.Seconds()/upload.Seconds(), "ratio")
+		b.ReportMetric(float64(after-before)/1024, "rss_growth_MB")
+	}
+}
+
+// startAPIProcess runs `parley api` on a free port.
+func startAPIProcess(b *testing.B) (*exec.Cmd, string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(parleyBinary(b), "api")
+	cmd.Env = append(os.Environ(), "PARLEY_HTTP_ADDR="+addr, "PARLEY_LOG_LEVEL=warn")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for range 100 {
+		if resp, err := http.Get("http://" + addr + "/api/v1/health"); err == nil {
+			resp.Body.Close()
+			return cmd, addr
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.Fatal("parley api did not start")
+	return nil, ""
+}
+
+// streamUpload posts file as multipart without holding it in memory.
+func streamUpload(b *testing.B, url, key, file string) int {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		fw, _ := mw.CreateFormFile("file", filepath.Base(file))
+		f, err := os.Open(file)
+		if err == nil {
+			_, err = io.Copy(fw, f)
+			f.Close()
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	req, _ := http.NewRequest(http.MethodPost, url, pr)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// peakRSS reads a process's high-water resident set size in KiB.
+func peakRSS(b *testing.B, pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+			return kb
+		}
+	}
+	b.Fatal("no VmHWM")
+	return 0
+}
