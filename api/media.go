@@ -63,37 +63,42 @@ func (s *Server) getMedia(c *gin.Context) {
 	}
 }
 
-// parseRange reads a single "bytes=" range. Multiple ranges are answered
-// with the whole object, which RFC 9110 allows. ok is false for a range that
-// cannot be satisfied.
+// parseRange reads a single "bytes=" range. A malformed header or several
+// ranges are answered with the whole object, as RFC 9110 allows; ok is false
+// only for a well-formed range that lies outside the object.
 func parseRange(header string, size int64) (start, length int64, partial, ok bool) {
+	whole := func() (int64, int64, bool, bool) { return 0, size, false, true }
 	if header == "" || !strings.HasPrefix(header, "bytes=") || strings.Contains(header, ",") {
-		return 0, size, false, true
+		return whole()
 	}
 	first, last, found := strings.Cut(strings.TrimPrefix(header, "bytes="), "-")
 	if !found {
-		return 0, size, false, true
+		return whole()
 	}
-	switch {
-	case first == "": // suffix: the last N bytes
+	if first == "" { // suffix: the last N bytes
 		n, err := strconv.ParseInt(last, 10, 64)
-		if err != nil || n <= 0 {
+		switch {
+		case err != nil || n < 0:
+			return whole()
+		case n == 0 || size == 0:
 			return 0, 0, false, false
 		}
 		n = min(n, size)
 		return size - n, n, true, true
-	default:
-		a, err := strconv.ParseInt(first, 10, 64)
-		if err != nil || a < 0 || a >= size {
-			return 0, 0, false, false
-		}
-		b := size - 1
-		if last != "" {
-			if b, err = strconv.ParseInt(last, 10, 64); err != nil || b < a {
-				return 0, 0, false, false
-			}
-			b = min(b, size-1)
-		}
-		return a, b - a + 1, true, true
 	}
+	a, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || a < 0 {
+		return whole()
+	}
+	b := size - 1
+	if last != "" {
+		if b, err = strconv.ParseInt(last, 10, 64); err != nil || b < a {
+			return whole()
+		}
+		b = min(b, size-1)
+	}
+	if a >= size {
+		return 0, 0, false, false
+	}
+	return a, b - a + 1, true, true
 }

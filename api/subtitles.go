@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -127,7 +128,7 @@ func (s *Server) subtitlesFromUpload(c *gin.Context, job storage.Job, up *upload
 	style, err := subtitles.ParseStyle(up.fields["style"])
 	var styleErr *subtitles.StyleError
 	if errors.As(err, &styleErr) {
-		return newJob{}, problem.Invalid("style."+styleErr.Key, styleErr.Reason)
+		return newJob{}, problem.Invalid(strings.TrimSuffix("style."+styleErr.Key, "."), styleErr.Reason)
 	}
 	if err != nil {
 		return newJob{}, err

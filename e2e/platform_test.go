@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,7 @@ type options struct {
 	noWorker  bool
 	maxUpload int64
 	rootCAs   *x509.CertPool
+	allow     []netip.Prefix // ranges the URL guard allows although private
 	now       func() time.Time
 }
 
@@ -58,17 +60,24 @@ func startPlatform(t testing.TB, o options) *platform {
 	if o.maxUpload > 0 {
 		p.cfg.MaxUploadSize = o.maxUpload
 	}
+	if o.allow != nil {
+		p.cfg.URLAllowPrefixes = o.allow
+	}
 	catalog, err := i18n.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	engine := &speech.Pocketsphinx{}
 	tool := media.NewTool()
+	// The listener exists before the server so links carry its real origin.
+	p.api = httptest.NewUnstartedServer(nil)
+	p.cfg.BaseURL = "http://" + p.api.Listener.Addr().String()
 	srv := api.NewServer(api.Deps{
 		Config: p.cfg, DB: p.db, Objects: p.objects, Temporal: p.temporal, Speech: engine, Media: tool,
 		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
 	})
-	p.api = httptest.NewServer(srv.Handler())
+	p.api.Config.Handler = srv.Handler()
+	p.api.Start()
 	t.Cleanup(p.api.Close)
 	if !o.noWorker {
 		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
