@@ -37,6 +37,47 @@ type newJob struct {
 	input      func(id int64) any
 }
 
+// newJobRow starts the row of a job the calling key asks for.
+func newJobRow(c *gin.Context, kind string) (storage.Job, error) {
+	key, _ := keyFrom(c)
+	idem, err := idempotencyKey(c)
+	return storage.Job{AccountID: key.AccountID, Kind: kind, Status: storage.StatusQueued, Source: "api", IdempotencyKey: idem}, err
+}
+
+// fromUpload receives a multipart upload and builds the job from it; when
+// the request is refused, the media it brought is discarded.
+func (s *Server) fromUpload(c *gin.Context, job storage.Job, fields []string,
+	build func(*gin.Context, storage.Job, *upload) (newJob, error)) (newJob, *upload, error) {
+	up, err := s.receiveUpload(c, fields...)
+	if err != nil {
+		return newJob{}, nil, err
+	}
+	nj, err := build(c, job, up)
+	if err != nil {
+		s.discard(c, up)
+		return newJob{}, nil, err
+	}
+	return nj, up, nil
+}
+
+// submit admits a built job and answers 202. An upload loses its scratch
+// copy, and its stored media too unless a new job now owns it (a refused or
+// replayed request keeps nothing).
+func (s *Server) submit(c *gin.Context, nj newJob, up *upload) {
+	created, isNew, err := s.admitJob(c, nj)
+	if up != nil {
+		up.localPath = removeFile(up.localPath)
+		if !isNew {
+			s.discard(c, up)
+		}
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	respond(c, http.StatusAccepted, acceptedJSON{ID: created.ID, Status: created.Status})
+}
+
 type acceptedJSON struct {
 	ID     int64  `json:"id"`
 	Status string `json:"status"`
@@ -177,9 +218,4 @@ func (s *Server) probeUpload(c *gin.Context, u *upload, needVideo bool) (media.I
 		return info, problem.Wrap(problem.MediaUnreadable, errors.New("no video stream"))
 	}
 	return info, nil
-}
-
-// jobAccepted answers a created or replayed job.
-func jobAccepted(c *gin.Context, j storage.Job) {
-	respond(c, http.StatusAccepted, acceptedJSON{ID: j.ID, Status: j.Status})
 }

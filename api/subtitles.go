@@ -83,38 +83,22 @@ func deref(p *string) string {
 var subtitleFields = []string{"language", "use_voice_cleanup", "style", "email_after", "sms_after"}
 
 func (s *Server) createSubtitles(c *gin.Context) {
-	if mt := mediaType(c); mt != "multipart/form-data" {
+	if mediaType(c) != "multipart/form-data" {
 		s.fail(c, problem.New(problem.MultipartRequired, nil))
 		return
 	}
-	key, _ := keyFrom(c)
-	idem, err := idempotencyKey(c)
+	job, err := newJobRow(c, storage.JobSubtitles)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	up, err := s.receiveUpload(c, subtitleFields...)
+	job.BurnRuns = 1
+	nj, up, err := s.fromUpload(c, job, subtitleFields, s.subtitlesFromUpload)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	job := storage.Job{AccountID: key.AccountID, Kind: storage.JobSubtitles, Status: storage.StatusQueued, Source: "api", IdempotencyKey: idem, BurnRuns: 1}
-	nj, err := s.subtitlesFromUpload(c, job, up)
-	if err != nil {
-		s.discard(c, up)
-		s.fail(c, err)
-		return
-	}
-	created, isNew, err := s.admitJob(c, nj)
-	up.localPath = removeFile(up.localPath)
-	if !isNew {
-		s.discard(c, up)
-	}
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	jobAccepted(c, created)
+	s.submit(c, nj, up)
 }
 
 func (s *Server) subtitlesFromUpload(c *gin.Context, job storage.Job, up *upload) (newJob, error) {

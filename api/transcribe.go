@@ -80,21 +80,16 @@ func utcPtr(t *time.Time) *time.Time {
 var transcribeFields = []string{"language", "email_after", "sms_after"}
 
 func (s *Server) createTranscription(c *gin.Context) {
-	key, _ := keyFrom(c)
-	idem, err := idempotencyKey(c)
+	job, err := newJobRow(c, storage.JobTranscription)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	job := storage.Job{AccountID: key.AccountID, Kind: storage.JobTranscription, Status: storage.StatusQueued, Source: "api", IdempotencyKey: idem}
 	var nj newJob
 	var up *upload
 	switch mediaType(c) {
 	case "multipart/form-data":
-		up, err = s.receiveUpload(c, transcribeFields...)
-		if err == nil {
-			nj, err = s.transcriptionFromUpload(c, job, up)
-		}
+		nj, up, err = s.fromUpload(c, job, transcribeFields, s.transcriptionFromUpload)
 	case "application/json":
 		nj, err = s.transcriptionFromURL(c, job)
 	default:
@@ -103,22 +98,10 @@ func (s *Server) createTranscription(c *gin.Context) {
 		})
 	}
 	if err != nil {
-		s.discard(c, up)
 		s.fail(c, err)
 		return
 	}
-	created, isNew, err := s.admitJob(c, nj)
-	if up != nil {
-		up.localPath = removeFile(up.localPath)
-		if !isNew {
-			s.discard(c, up) // a refused or replayed request keeps no media
-		}
-	}
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	jobAccepted(c, created)
+	s.submit(c, nj, up)
 }
 
 func (s *Server) transcriptionFromUpload(c *gin.Context, job storage.Job, up *upload) (newJob, error) {

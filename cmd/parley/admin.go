@@ -57,11 +57,7 @@ func admin(ctx context.Context, args []string) error {
 		fmt.Fprint(os.Stderr, adminUsage)
 		return fmt.Errorf("unknown admin command")
 	}
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	db, err := storage.OpenDB(ctx, cfg.DatabaseURL)
+	db, err := openDB(ctx)
 	if err != nil {
 		return err
 	}

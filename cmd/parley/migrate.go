@@ -6,20 +6,28 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/uptrace/bun"
+
 	"parley/config"
 	"parley/migrations"
 	"parley/storage"
 )
 
+// openDB connects to the configured database (the short-lived subcommands
+// need nothing else).
+func openDB(ctx context.Context) (*bun.DB, error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return nil, err
+	}
+	return storage.OpenDB(ctx, cfg.DatabaseURL)
+}
+
 func migrate(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: parley migrate up|down|status")
 	}
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	db, err := storage.OpenDB(ctx, cfg.DatabaseURL)
+	db, err := openDB(ctx)
 	if err != nil {
 		return err
 	}
