@@ -11,6 +11,16 @@ import (
 	"parley/problem"
 )
 
+func (s *Server) authorizeDeep(c *gin.Context) error {
+	if err := s.identify(c); err != nil {
+		return err
+	}
+	if err := s.spend(c); err != nil {
+		return err
+	}
+	return checkScope(c, apikey.AdminHealth)
+}
+
 type healthBody struct {
 	Status     string                     `json:"status"`
 	Time       time.Time                  `json:"time"`
@@ -28,13 +38,9 @@ type componentHealth struct {
 func (s *Server) getHealth(c *gin.Context) {
 	deep := c.Query("deep") == "true"
 	if deep {
-		// The deep variant is for admin keys: run the normal auth chain.
-		s.authenticate(c)
-		if c.IsAborted() {
-			return
-		}
-		s.requireScope(apikey.AdminHealth)(c)
-		if c.IsAborted() {
+		// The deep variant is for admin keys: the normal auth chain.
+		if err := s.authorizeDeep(c); err != nil {
+			s.fail(c, err)
 			return
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/uptrace/bun"
@@ -60,16 +61,13 @@ func (s *Server) fromUpload(c *gin.Context, job storage.Job, fields []string,
 	return nj, up, nil
 }
 
-// submit admits a built job and answers 202. An upload loses its scratch
-// copy, and its stored media too unless a new job now owns it (a refused or
-// replayed request keeps nothing).
+// submit admits a built job and answers 202. An upload's stored media is
+// discarded unless a new job now owns it (a refused or replayed request
+// keeps nothing).
 func (s *Server) submit(c *gin.Context, nj newJob, up *upload) {
 	created, isNew, err := s.admitJob(c, nj)
-	if up != nil {
-		up.localPath = removeFile(up.localPath)
-		if !isNew {
-			s.discard(c, up)
-		}
+	if !isNew {
+		s.discard(c, up)
 	}
 	if err != nil {
 		s.fail(c, err)
@@ -203,10 +201,20 @@ func parseBool(field, v string) (bool, error) {
 	return b, nil
 }
 
-// probeUpload reads the uploaded file's streams and refuses media the job
-// cannot use.
+// probeUpload reads the uploaded file's streams from the store and refuses
+// media the job cannot use.
 func (s *Server) probeUpload(c *gin.Context, u *upload, needVideo bool) (media.Info, error) {
-	info, err := s.media.Probe(c, u.localPath)
+	link, err := s.objects.PresignGet(c, u.objectKey, 5*time.Minute)
+	if err != nil {
+		return media.Info{}, err
+	}
+	info, err := s.media.Probe(c, link)
+	if errors.Is(err, media.ErrUnreadable) {
+		// ffprobe cannot tell a broken file from an unreachable store.
+		if _, statErr := s.objects.Stat(c, u.objectKey); statErr != nil {
+			return info, problem.Wrap(problem.ServiceUnavailable, statErr)
+		}
+	}
 	switch {
 	case errors.Is(err, media.ErrUnreadable):
 		return info, problem.Wrap(problem.MediaUnreadable, err)

@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -94,54 +95,68 @@ func (s *Server) recovery(c *gin.Context) {
 
 // authenticate resolves the bearer key and its account.
 func (s *Server) authenticate(c *gin.Context) {
-	header := c.GetHeader("Authorization")
-	if header == "" {
-		s.fail(c, problem.New(problem.Unauthorized, nil))
-		return
-	}
-	scheme, secret, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		s.fail(c, problem.New(problem.InvalidAPIKey, nil))
-		return
-	}
-	prefix, ok := apikey.PrefixOf(strings.TrimSpace(secret))
-	if !ok {
-		s.fail(c, problem.New(problem.InvalidAPIKey, nil))
-		return
-	}
-	key, err := s.keys.ByPrefix(c, prefix)
-	if err == storage.ErrNotFound || (err == nil && (!apikey.Matches(strings.TrimSpace(secret), key.SecretHash) || !key.Usable(s.now()))) {
-		s.fail(c, problem.New(problem.InvalidAPIKey, nil))
-		return
-	}
-	if err != nil {
+	if err := s.identify(c); err != nil {
 		s.fail(c, err)
 		return
+	}
+	c.Next()
+}
+
+// identify checks the Authorization header and stores the key and account
+// on the request.
+func (s *Server) identify(c *gin.Context) error {
+	header := c.GetHeader("Authorization")
+	if header == "" {
+		return problem.New(problem.Unauthorized, nil)
+	}
+	scheme, secret, ok := strings.Cut(header, " ")
+	secret = strings.TrimSpace(secret)
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return problem.New(problem.InvalidAPIKey, nil)
+	}
+	prefix, ok := apikey.PrefixOf(secret)
+	if !ok {
+		return problem.New(problem.InvalidAPIKey, nil)
+	}
+	key, err := s.keys.ByPrefix(c, prefix)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return problem.New(problem.InvalidAPIKey, nil)
+	case err != nil:
+		return err
+	case !apikey.Matches(secret, key.SecretHash) || !key.Usable(s.now()):
+		return problem.New(problem.InvalidAPIKey, nil)
 	}
 	acc, err := s.accounts.Get(c, key.AccountID)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	c.Set(ctxKey, key)
 	c.Set(ctxAccount, acc)
 	s.keyUse.Touch(key.ID, s.now())
-	c.Next()
+	return nil
 }
 
 // rateLimit applies the key's tier budget per minute and per hour.
 func (s *Server) rateLimit(c *gin.Context) {
-	key, _ := keyFrom(c)
-	wait, err := s.limiter.Allow(c, key)
-	if err != nil {
+	if err := s.spend(c); err != nil {
 		s.fail(c, err)
 		return
 	}
-	if wait > 0 {
-		s.fail(c, rateLimited(wait))
-		return
-	}
 	c.Next()
+}
+
+// spend counts the request against the key's budget.
+func (s *Server) spend(c *gin.Context) error {
+	key, _ := keyFrom(c)
+	wait, err := s.limiter.Allow(c, key)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return rateLimited(wait)
+	}
+	return nil
 }
 
 func rateLimited(wait time.Duration) *problem.Error {
@@ -155,13 +170,19 @@ func rateLimited(wait time.Duration) *problem.Error {
 // requireScope refuses keys without scope.
 func (s *Server) requireScope(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		key, _ := keyFrom(c)
-		if !key.HasScope(scope) {
-			s.fail(c, problem.New(problem.InsufficientScope, map[string]any{"required": scope}))
+		if err := checkScope(c, scope); err != nil {
+			s.fail(c, err)
 			return
 		}
 		c.Next()
 	}
+}
+
+func checkScope(c *gin.Context, scope string) error {
+	if key, _ := keyFrom(c); !key.HasScope(scope) {
+		return problem.New(problem.InsufficientScope, map[string]any{"required": scope})
+	}
+	return nil
 }
 
 func formatInt(v any) string { return fmt.Sprint(v) }

@@ -137,11 +137,11 @@ func (s *Server) subtitlesFromUpload(c *gin.Context, job storage.Job, up *upload
 	if !cleanup {
 		costs[1] = 0
 	}
-	job.InputKind, job.FileName, job.MediaKey, job.MediaSHA256 = "file", up.fileName, &up.objectKey, &up.sha256
+	job.InputKind, job.FileName, job.MediaKey, job.MediaDigest = "file", up.fileName, &up.objectKey, &up.digest
 	job.DurationSec, job.Width, job.Height = &info.DurationSec, &info.Width, &info.Height
 	job.UseVoiceCleanup, job.Style = cleanup, styleJSON
 	job.CostMicros, job.CleanupCostMicros, job.BurnCostMicros = costs[0], costs[1], costs[2]
-	job.RequestHash = requestHash("subtitles", up.sha256, up.fileName, job.LanguageRequested, string(styleJSON),
+	job.RequestHash = requestHash("subtitles", up.digest, up.fileName, job.LanguageRequested, string(styleJSON),
 		strconv.FormatBool(cleanup), strconv.FormatBool(job.EmailAfter), strconv.FormatBool(job.SMSAfter))
 	return newJob{
 		job: job, estimate: costs[0] + costs[1] + costs[2], workflow: "SubtitlesWorkflow",

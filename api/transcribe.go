@@ -116,10 +116,10 @@ func (s *Server) transcriptionFromUpload(c *gin.Context, job storage.Job, up *up
 	if err != nil {
 		return newJob{}, err
 	}
-	job.InputKind, job.FileName, job.MediaKey, job.MediaSHA256 = "file", up.fileName, &up.objectKey, &up.sha256
+	job.InputKind, job.FileName, job.MediaKey, job.MediaDigest = "file", up.fileName, &up.objectKey, &up.digest
 	job.DurationSec = &info.DurationSec
 	job.CostMicros = billing.ForDuration(info.DurationSec, price)
-	job.RequestHash = requestHash("file", up.sha256, up.fileName, job.LanguageRequested,
+	job.RequestHash = requestHash("file", up.digest, up.fileName, job.LanguageRequested,
 		strconv.FormatBool(job.EmailAfter), strconv.FormatBool(job.SMSAfter))
 	return transcriptionJob(job, job.CostMicros, false), nil
 }

@@ -3,19 +3,17 @@ package api
 import (
 	"bufio"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/zeebo/xxh3"
 
 	"parley/problem"
 )
@@ -24,14 +22,16 @@ import (
 const maxFieldBytes = 64 << 10
 
 // upload is a multipart request whose file has been streamed to the object
-// store (and to a local scratch copy for probing) as it arrived.
+// store as it arrived.
 type upload struct {
 	fields    map[string]string
 	fileName  string
 	objectKey string
-	localPath string
 	size      int64
-	sha256    string
+	// digest fingerprints the content for idempotent replays: xxh3-128, a
+	// fast non-cryptographic hash (it only compares one account's requests
+	// made under one Idempotency-Key).
+	digest string
 }
 
 // discard removes what the upload left behind; used when the request is
@@ -39,9 +39,6 @@ type upload struct {
 func (s *Server) discard(c *gin.Context, u *upload) {
 	if u == nil {
 		return
-	}
-	if u.localPath != "" {
-		os.Remove(u.localPath)
 	}
 	if u.objectKey != "" {
 		if err := s.objects.Remove(c, u.objectKey); err != nil {
@@ -51,8 +48,8 @@ func (s *Server) discard(c *gin.Context, u *upload) {
 }
 
 // receiveUpload streams a multipart body: the file part goes to the object
-// store and a scratch file at once, hashed and counted, never held in
-// memory; the other parts are small fields named in allowed.
+// store, hashed and counted, never held in memory; the other parts are small
+// fields named in allowed.
 func (s *Server) receiveUpload(c *gin.Context, allowed ...string) (*upload, error) {
 	maxBytes := s.cfg.MaxUploadSize
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBytes+1<<20)
@@ -104,24 +101,13 @@ func (s *Server) receiveUpload(c *gin.Context, allowed ...string) (*upload, erro
 func (s *Server) storeFile(c *gin.Context, part *multipart.Part, u *upload, maxBytes int64) error {
 	u.fileName = sanitizeFileName(part.FileName())
 	u.objectKey = "uploads/" + randomToken()
-	scratch, err := os.CreateTemp("", "parley-upload-*")
-	if err != nil {
-		return fmt.Errorf("scratch file: %w", err)
-	}
-	u.localPath = scratch.Name()
-	defer scratch.Close()
-	hash := sha256.New()
+	hash := xxh3.New128()
 	counted := &countingReader{r: io.LimitReader(part, maxBytes+1)}
-	local := bufio.NewWriterSize(scratch, 1<<20)
-	body := io.TeeReader(counted, io.MultiWriter(hash, local))
-	if _, err := s.objects.Put(c, u.objectKey, body, -1, "application/octet-stream"); err != nil {
+	if _, err := s.objects.Put(c, u.objectKey, io.TeeReader(counted, hash), -1, "application/octet-stream"); err != nil {
 		if counted.err != nil {
 			return counted.err // the client's stream broke, not the store
 		}
 		return problem.Wrap(problem.ServiceUnavailable, err)
-	}
-	if err := local.Flush(); err != nil {
-		return fmt.Errorf("scratch file: %w", err)
 	}
 	if counted.n > maxBytes {
 		return errTooLarge
@@ -130,7 +116,7 @@ func (s *Server) storeFile(c *gin.Context, part *multipart.Part, u *upload, maxB
 		return problem.Invalid("file", "is empty")
 	}
 	u.size = counted.n
-	u.sha256 = hex.EncodeToString(hash.Sum(nil))
+	u.digest = hex.EncodeToString(hash.Sum(nil))
 	return nil
 }
 
@@ -179,14 +165,6 @@ func sanitizeFileName(name string) string {
 		name = name[:255]
 	}
 	return name
-}
-
-// removeFile deletes a scratch file and returns "" to clear its path.
-func removeFile(path string) string {
-	if path != "" {
-		os.Remove(path)
-	}
-	return ""
 }
 
 func randomToken() string {

@@ -77,14 +77,18 @@ type probeOutput struct {
 	} `json:"format"`
 }
 
-// Probe reports the duration and streams of the file at path. Cover art in
-// audio files is not counted as video.
+// Probe reports the duration and streams of the media at path, a local file
+// or an http(s) URL (ffprobe then reads only what it needs, with ranged
+// requests). Cover art in audio files is not counted as video.
 func (t Tool) Probe(ctx context.Context, path string) (Info, error) {
-	if _, err := os.Stat(path); err != nil {
-		return Info{}, fmt.Errorf("media: probe: %w", err)
+	remote := strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://")
+	if !remote {
+		if _, err := os.Stat(path); err != nil {
+			return Info{}, fmt.Errorf("media: probe: %w", err)
+		}
 	}
 	out, err := run(ctx, t.ffprobe(), []string{
-		"-v", "error", "-print_format", "json",
+		"-v", "error", "-rw_timeout", "30000000", "-print_format", "json",
 		"-show_entries", "format=duration:stream=index,codec_type,codec_name,duration,sample_rate,channels,width,height:stream_disposition=attached_pic",
 		path,
 	}, nil)

@@ -11,7 +11,7 @@ CREATE TABLE jobs (
     source_url          text,
     source              text NOT NULL DEFAULT 'api' CHECK (source IN ('api', 'ui')),
     media_key           text,
-    media_sha256        text,
+    media_digest        text,
     language_requested  text NOT NULL DEFAULT 'auto',
     language_detected   text,
     duration_sec        double precision,

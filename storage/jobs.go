@@ -44,7 +44,7 @@ type Job struct {
 	SourceURL          *string           `bun:"source_url"`
 	Source             string            `bun:"source"`
 	MediaKey           *string           `bun:"media_key"`
-	MediaSHA256        *string           `bun:"media_sha256"`
+	MediaDigest        *string           `bun:"media_digest"`
 	LanguageRequested  string            `bun:"language_requested"`
 	LanguageDetected   *string           `bun:"language_detected"`
 	DurationSec        *float64          `bun:"duration_sec"`

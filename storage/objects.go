@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -53,7 +54,7 @@ func OpenObjects(ctx context.Context, cfg ObjectsConfig) (*Objects, error) {
 // and writing the store overlap while memory stays bounded (16 MiB).
 const (
 	uploadPartSize = 8 << 20
-	streamParts    = 2
+	streamParts    = 4
 )
 
 // Put streams r to key. size may be -1 when unknown; then the upload goes in
@@ -64,6 +65,7 @@ func (o *Objects) Put(ctx context.Context, key string, r io.Reader, size int64, 
 		PartSize:              uploadPartSize,
 		NumThreads:            streamParts,
 		ConcurrentStreamParts: true,
+		DisableContentSha256:  true,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("put object %s: %w", key, err)
@@ -119,6 +121,16 @@ func (o *Objects) Open(ctx context.Context, key string, offset, length int64) (i
 	// Core answers errors (a missing key) at once, before the first Read.
 	obj, _, _, err := minio.Core{Client: o.client}.GetObject(ctx, o.bucket, key, opts)
 	return obj, notFoundObject(err)
+}
+
+// PresignGet returns a URL that reads key without credentials until ttl
+// passes (for tools such as ffprobe that read over HTTP).
+func (o *Objects) PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	u, err := o.client.PresignedGetObject(ctx, o.bucket, key, ttl, nil)
+	if err != nil {
+		return "", fmt.Errorf("presign %s: %w", key, err)
+	}
+	return u.String(), nil
 }
 
 // Remove deletes key; a missing key is not an error.

@@ -14,7 +14,7 @@ import (
 	"parley/apikey"
 	"parley/billing"
 	"parley/storage"
-	"parley/worker"
+	"parley/temporalclient"
 )
 
 var accountSeq atomic.Int64
@@ -77,7 +77,7 @@ func Temporal(t testing.TB) client.Client {
 	cfg := Config(t)
 	l := logrus.New()
 	l.SetLevel(logrus.WarnLevel)
-	c, err := worker.Dial(context.Background(), cfg.TemporalAddress, cfg.TemporalNamespace, l)
+	c, err := temporalclient.Dial(context.Background(), cfg.TemporalAddress, cfg.TemporalNamespace, l)
 	if err != nil {
 		t.Fatal(err)
 	}

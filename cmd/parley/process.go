@@ -22,6 +22,7 @@ import (
 	"parley/netguard"
 	"parley/speech"
 	"parley/storage"
+	"parley/temporalclient"
 	"parley/worker"
 )
 
@@ -94,7 +95,7 @@ func openServices(ctx context.Context) (*services, error) {
 		s.close()
 		return nil, err
 	}
-	if s.temporal, err = worker.Dial(ctx, cfg.TemporalAddress, cfg.TemporalNamespace, log); err != nil {
+	if s.temporal, err = temporalclient.Dial(ctx, cfg.TemporalAddress, cfg.TemporalNamespace, log); err != nil {
 		s.close()
 		return nil, err
 	}

@@ -1,4 +1,6 @@
-package worker
+// Package temporalclient dials the one Temporal client a process uses and
+// sends the SDK's logs through logrus.
+package temporalclient
 
 import (
 	"context"

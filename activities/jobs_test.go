@@ -1,0 +1,163 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/temporal"
+
+	"parley/billing"
+	"parley/i18n"
+	"parley/problem"
+	"parley/storage"
+	"parley/testenv"
+	"parley/workflows"
+)
+
+func jobsActivities(t *testing.T) (*Jobs, *bun.DB) {
+	t.Helper()
+	db := testenv.DB(t)
+	catalog, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Jobs{DB: db, Catalog: catalog}, db
+}
+
+// admitted creates an admitted subtitle job with the given stage prices.
+func admitted(t *testing.T, db *bun.DB, balance billing.Micros, costs [3]billing.Micros) storage.Job {
+	t.Helper()
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: balance})
+	j := storage.Job{AccountID: acc.ID, Kind: storage.JobSubtitles, Status: storage.StatusQueued, InputKind: "file", Source: "api", LanguageRequested: "auto",
+		CostMicros: costs[0], CleanupCostMicros: costs[1], BurnCostMicros: costs[2], EmailAfter: true}
+	_, err := storage.Admissions{DB: db}.Admit(context.Background(), storage.AdmitRequest{
+		AccountID: acc.ID, JobKind: j.Kind, Estimate: costs[0] + costs[1] + costs[2],
+		Insert: func(ctx context.Context, tx bun.Tx) (int64, error) {
+			err := storage.Jobs{DB: tx}.Insert(ctx, &j)
+			return j.ID, err
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func reload(t *testing.T, db *bun.DB, id int64) storage.Job {
+	t.Helper()
+	j, err := storage.Jobs{DB: db}.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != code || !app.NonRetryable() {
+		t.Fatalf("err = %v, want non-retryable %s", err, code)
+	}
+}
+
+func TestChargeIsAllOrNothingAndOnce(t *testing.T) {
+	a, db := jobsActivities(t)
+	ctx := context.Background()
+	all := []string{workflows.StageTranscription, workflows.StageVoiceCleanup, workflows.StageBurn}
+
+	j := admitted(t, db, 10_000, [3]billing.Micros{1000, 0, 2000})
+	for range 3 { // retries and replays
+		if err := a.Charge(ctx, workflows.ChargeInput{JobID: j.ID, Stages: all}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var entries []storage.LedgerEntry
+	if err := db.NewSelect().Model(&entries).Where("job_id = ?", j.ID).Order("id").Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || *entries[0].Stage != "transcription" || *entries[1].Stage != "burn" || entries[1].Service != "subtitle_burn" {
+		t.Fatalf("entries %+v: want transcription and burn once each, no zero-priced cleanup", entries)
+	}
+
+	poor := admitted(t, db, 2500, [3]billing.Micros{1000, 500, 1000})
+	if _, err := db.ExecContext(ctx, "UPDATE accounts SET balance_micros = 1500 WHERE id = ?", poor.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, a.Charge(ctx, workflows.ChargeInput{JobID: poor.ID, Stages: all}), problem.InsufficientBalance)
+	n, _ := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("job_id = ?", poor.ID).Count(ctx)
+	if n != 0 {
+		t.Fatalf("%d entries after a refused charge, want none", n)
+	}
+}
+
+func TestStartAndFinish(t *testing.T) {
+	a, db := jobsActivities(t)
+	ctx := context.Background()
+	j := admitted(t, db, 10_000, [3]billing.Micros{})
+	in := workflows.JobInput{JobID: j.ID}
+	for range 2 {
+		if err := a.Start(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := reload(t, db, j.ID); got.Status != storage.StatusProcessing || got.StartedAt == nil {
+		t.Fatalf("after Start: %s", got.Status)
+	}
+
+	fail := workflows.FinishInput{JobID: j.ID, Code: problem.NoAudioStream}
+	for range 2 {
+		if err := a.Finish(ctx, fail); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := reload(t, db, j.ID)
+	if got.Status != storage.StatusFailed || *got.ErrorCode != problem.NoAudioStream || *got.ErrorMessage != "The media has no audio stream." {
+		t.Fatalf("after Finish: %+v", got)
+	}
+	if inFlight, _, _ := (storage.Admissions{DB: db}).InFlight(ctx, j.AccountID); inFlight != 0 {
+		t.Fatalf("a failed job still holds %d slot", inFlight)
+	}
+	// A later success report cannot overwrite the first outcome.
+	if err := a.Finish(ctx, workflows.FinishInput{JobID: j.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if reload(t, db, j.ID).Status != storage.StatusFailed {
+		t.Fatal("a final status changed")
+	}
+
+	// An operator's reset reopens a failed job and takes its slot again.
+	if err := a.Start(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	got = reload(t, db, j.ID)
+	if got.Status != storage.StatusProcessing || got.ErrorCode != nil {
+		t.Fatalf("reopened: %+v", got)
+	}
+	if inFlight, _, _ := (storage.Admissions{DB: db}).InFlight(ctx, j.AccountID); inFlight != 1 {
+		t.Fatalf("reopened job holds %d slots, want 1", inFlight)
+	}
+	if err := a.Finish(ctx, workflows.FinishInput{JobID: j.ID}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, a.Start(ctx, in), problem.Conflict)
+}
+
+func TestNotifyQueuesRequestedChannelsOnce(t *testing.T) {
+	a, db := jobsActivities(t)
+	ctx := context.Background()
+	j := admitted(t, db, 10_000, [3]billing.Micros{})
+	for range 2 {
+		if err := a.Notify(ctx, workflows.JobInput{JobID: j.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var channels []string
+	if err := db.NewSelect().Table("notifications").Column("channel").Where("job_id = ?", j.ID).Order("channel").Scan(ctx, &channels); err != nil {
+		t.Fatal(err)
+	}
+	if len(channels) != 2 || channels[0] != "email" || channels[1] != "push" {
+		t.Fatalf("channels %v, want email and push once each", channels)
+	}
+}
