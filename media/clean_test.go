@@ -98,7 +98,8 @@ func TestCleanerImprovesSISNR(t *testing.T) {
 		minGain float64 // dB the cleaner must add; negative: at most this much loss
 	}{
 		{"pink", 5, 1},
-		{"white", 5, 0},
+		{"white", 5, 10},
+		{"white", 15, 8},
 		{"white", 40, -1}, // clean speech must stay clean
 	}
 	for _, tc := range tests {
@@ -143,7 +144,7 @@ func TestCleanFilterSweep(t *testing.T) {
 	ctx := context.Background()
 	chains := []string{
 		"anull",
-		CleanFilter,
+		CleanFilter(-50), CleanFilter(-25),
 		"anlmdn=s=100",
 		"afftdn",
 		"afftdn=nr=20:nf=-40:tn=1",

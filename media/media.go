@@ -5,12 +5,15 @@ package media
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -158,34 +161,85 @@ type Cleaner interface {
 	Clean(ctx context.Context, in, out string) error
 }
 
-// CleanFilter is the ffmpeg filter chain FFmpegCleaner applies. Chosen by
-// TestCleanFilterSweep (flite speech, white and pink noise, 48 kHz):
-//   - afftdn with noise tracking (tn=1) learns the noise from the signal, so it
-//     gains ~2 dB SI-SNR on pink noise at 5 dB SNR and leaves clean speech
-//     untouched; a fixed floor (nf=-20 without tn) gains more on white noise
-//     but costs clean speech ~18 dB and would eat quiet recordings.
+// CleanFilter is the ffmpeg filter chain FFmpegCleaner applies to a
+// recording whose noise floor is floorDB (dBFS). Chosen by
+// TestCleanFilterSweep (flite speech at 48 kHz, white and pink noise):
+//   - afftdn with its noise floor set from the recording's own quiet
+//     moments, 3 dB above the measured floor, gains ~14 dB SI-SNR on white
+//     noise and ~10 dB at 15 dB SNR, ~2 dB on pink noise, and leaves clean
+//     speech untouched (its floor is then so low nothing is removed). A
+//     fixed floor either misses quiet noise or eats quiet speech; afftdn's own
+//     noise tracking (tn=1) gained under 0.2 dB on white noise.
 //   - anlmdn=s=100, highpass and afwtdn gained nothing or hurt here.
 //   - afftdn delays its output by 25 ms; atrim/apad at a fixed 48 kHz take the
 //     delay out so the track stays in sync with the picture and the length is
 //     unchanged.
-const CleanFilter = "aresample=48000,afftdn=nr=97:nf=-20:tn=1,atrim=start_sample=1200,apad=pad_len=1200"
+func CleanFilter(floorDB float64) string {
+	nf := math.Max(-80, math.Min(-20, floorDB+3))
+	return fmt.Sprintf("aresample=48000,afftdn=nr=97:nf=%.1f,atrim=start_sample=1200,apad=pad_len=1200", nf)
+}
 
-// FFmpegCleaner cleans audio with ffmpeg's built-in denoisers. It writes a
-// 48 kHz 16-bit WAV with the input's channels.
+// FFmpegCleaner cleans audio with ffmpeg's FFT denoiser, tuned per file to
+// the measured noise floor. It writes a 48 kHz 16-bit WAV with the input's
+// channels.
 type FFmpegCleaner struct {
 	Tool Tool
 }
 
 // Clean implements Cleaner.
 func (c FFmpegCleaner) Clean(ctx context.Context, in, out string) error {
-	_, err := run(ctx, c.Tool.ffmpeg(), ffmpegArgs(
+	floor, err := c.Tool.NoiseFloor(ctx, in)
+	if err != nil {
+		return err
+	}
+	_, err = run(ctx, c.Tool.ffmpeg(), ffmpegArgs(
 		"-i", in, "-map", "0:a:0", "-vn",
-		"-af", CleanFilter, "-c:a", "pcm_s16le", "-f", "wav", out,
+		"-af", CleanFilter(floor), "-c:a", "pcm_s16le", "-f", "wav", out,
 	), nil)
 	if err != nil {
 		return fmt.Errorf("media: clean audio: %w", err)
 	}
 	return nil
+}
+
+// NoiseFloor estimates the background level of a recording in dBFS: the
+// 10th percentile of its 50 ms window levels, which in speech falls in the
+// pauses. The audio is decoded as a stream, never held whole.
+func (t Tool) NoiseFloor(ctx context.Context, in string) (float64, error) {
+	// Measured at the rate afftdn works at, so the floor is in its terms.
+	levels := &windowLevels{size: 2400 * 2} // 50 ms of 48 kHz s16
+	_, err := run(ctx, t.ffmpeg(), ffmpegArgs("-i", in, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "48000", "-f", "s16le", "-"), levels)
+	if err != nil {
+		return 0, fmt.Errorf("media: noise floor: %w", err)
+	}
+	if len(levels.dB) == 0 {
+		return 0, fmt.Errorf("%w: no audio to measure", ErrUnreadable)
+	}
+	sort.Float64s(levels.dB)
+	return levels.dB[len(levels.dB)/10], nil
+}
+
+// windowLevels turns a stream of s16le samples into the level in dBFS of
+// each full window of size bytes.
+type windowLevels struct {
+	size    int
+	pending []byte
+	dB      []float64
+}
+
+func (w *windowLevels) Write(p []byte) (int, error) {
+	w.pending = append(w.pending, p...)
+	for len(w.pending) >= w.size {
+		var power float64
+		for i := 0; i < w.size; i += 2 {
+			v := float64(int16(binary.LittleEndian.Uint16(w.pending[i:]))) / 32768
+			power += v * v
+		}
+		w.dB = append(w.dB, 10*math.Log10(power/float64(w.size/2)+1e-12))
+		w.pending = w.pending[w.size:]
+	}
+	w.pending = append([]byte(nil), w.pending...)
+	return len(p), nil
 }
 
 // BurnInput says what to burn where.
