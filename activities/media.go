@@ -105,12 +105,10 @@ func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.
 func (a *Media) downloadError(err error) error {
 	reason := map[string]any{"reason": netguard.ClientMessage(err)}
 	switch {
-	case errors.Is(err, netguard.ErrNotAllowed):
+	case errors.Is(err, netguard.ErrNotAllowed), errors.Is(err, netguard.ErrYTDLPMissing):
 		return refuse(a.Catalog, problem.URLNotAllowed, reason, err)
 	case errors.Is(err, netguard.ErrTooLarge):
 		return refuse(a.Catalog, problem.FileTooLarge, map[string]any{"maxMb": a.Guard.MaxBytes >> 20}, err)
-	case errors.Is(err, netguard.ErrYTDLPMissing):
-		return refuse(a.Catalog, problem.DownloadFailed, nil, err)
 	}
 	return err // transient: retried, then DOWNLOAD_FAILED
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -208,6 +209,15 @@ func TestTranscriptionURLGuard(t *testing.T) {
 	}
 	p.do(http.MethodPost, "/transcribe", key.Secret, strings.NewReader(`{}`), "Content-Type", "application/json").want(t, 400, "VALIDATION_ERROR")
 	p.do(http.MethodPost, "/transcribe", key.Secret, strings.NewReader(`{"url": 5}`), "Content-Type", "application/json").want(t, 400, "VALIDATION_ERROR")
+	// Video-sharing links need yt-dlp; without it they are refused at once.
+	if _, err := exec.LookPath("yt-dlp"); err == nil {
+		t.Log("yt-dlp is installed: the refusal of video links without it is not checked")
+		return
+	}
+	r := p.do(http.MethodPost, "/transcribe", key.Secret, strings.NewReader(`{"url": "https://www.youtube.com/watch?v=dQw4w9WgXcQ"}`), "Content-Type", "application/json")
+	if r.want(t, 400, "URL_NOT_ALLOWED"); !strings.Contains(fmt.Sprint(r.Error.Details["reason"]), "yt-dlp") {
+		t.Fatalf("video link refusal does not name yt-dlp: %s", r.body)
+	}
 }
 
 func TestAdmissionUnderConcurrentPosts(t *testing.T) {

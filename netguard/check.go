@@ -21,6 +21,13 @@ func (g Guard) Check(rawURL string) error {
 
 // CheckContext is Check with the caller's context bounding DNS resolution.
 func (g Guard) CheckContext(ctx context.Context, rawURL string) error {
+	// A video-sharing link can only be fetched through yt-dlp: without it,
+	// say so before anything else.
+	if u, err := url.Parse(strings.TrimSpace(rawURL)); err == nil && IsVideoSharing(u) {
+		if _, err := g.ytdlpPath(); err != nil {
+			return err
+		}
+	}
 	_, err := g.parseAndCheck(ctx, rawURL)
 	return err
 }

@@ -28,18 +28,27 @@ func containsStatus(path string) bool {
 	return false
 }
 
-// downloadVideo runs yt-dlp into a private temporary directory and copies the
-// result to w. yt-dlp makes its own connections (to the site and its CDNs),
-// which the dialer checks cannot cover; that is why only the fixed list of
-// public sites in IsVideoSharing is handed to it.
-func (g Guard) downloadVideo(ctx context.Context, u *url.URL, w io.Writer) (int64, error) {
+// ytdlpPath finds the yt-dlp executable.
+func (g Guard) ytdlpPath() (string, error) {
 	bin := g.YTDLP
 	if bin == "" {
 		bin = "yt-dlp"
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return 0, &Error{Kind: ErrYTDLPMissing, Reason: "yt-dlp is not installed on this server", Err: err}
+		return "", &Error{Kind: ErrYTDLPMissing, Reason: "yt-dlp is not installed on this server", Err: err}
+	}
+	return path, nil
+}
+
+// downloadVideo runs yt-dlp into a private temporary directory and copies the
+// result to w. yt-dlp makes its own connections (to the site and its CDNs),
+// which the dialer checks cannot cover; that is why only the fixed list of
+// public sites in IsVideoSharing is handed to it.
+func (g Guard) downloadVideo(ctx context.Context, u *url.URL, w io.Writer) (int64, error) {
+	path, err := g.ytdlpPath()
+	if err != nil {
+		return 0, err
 	}
 	dir, err := os.MkdirTemp("", "netguard-ytdlp-*")
 	if err != nil {
