@@ -32,9 +32,6 @@ func Load() (*Catalog, error) {
 	return &Catalog{bundle: b}, nil
 }
 
-// Languages lists the catalogue languages.
-func (c *Catalog) Languages() []language.Tag { return c.bundle.LanguageTags() }
-
 // Message renders code in the first language of prefs that has it (each pref
 // may be an Accept-Language value or a bare locale), falling back to English.
 // An unknown code renders as the code itself.

@@ -28,9 +28,6 @@ const (
 	StatusFailed       = "failed"
 )
 
-// Final reports whether a status is never left (except done by a re-burn).
-func Final(status string) bool { return status == StatusDone || status == StatusFailed }
-
 // Job is a transcription or subtitle job.
 type Job struct {
 	bun.BaseModel `bun:"table:jobs"`

@@ -185,13 +185,6 @@ func sameMovement(e LedgerEntry, m Movement) error {
 	return nil
 }
 
-// Entries lists an account's movements, newest first.
-func (l Ledger) Entries(ctx context.Context, accountID string, limit int) ([]LedgerEntry, error) {
-	var out []LedgerEntry
-	err := l.DB.NewSelect().Model(&out).Where("account_id = ?", accountID).OrderExpr("id DESC").Limit(int64(limit)).Scan(ctx)
-	return out, err
-}
-
 // SpendByService sums the charges of an account since a time, net of
 // refunds, per service.
 func (l Ledger) SpendByService(ctx context.Context, accountID string, since time.Time) (map[string]billing.Micros, error) {
