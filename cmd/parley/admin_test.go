@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"parley/storage"
+	"parley/testenv"
+)
+
+// parley runs the command line and returns what it printed on stdout.
+func parley(t *testing.T, args ...string) (map[string]any, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	runErr := run(context.Background(), args)
+	w.Close()
+	os.Stdout = stdout
+	out, _ := io.ReadAll(r)
+	if runErr != nil {
+		return nil, runErr
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("parley %s printed no JSON object: %q", strings.Join(args, " "), out)
+	}
+	return v, nil
+}
+
+func must(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	v, err := parley(t, args...)
+	if err != nil {
+		t.Fatalf("parley %s: %v", strings.Join(args, " "), err)
+	}
+	return v
+}
+
+func TestAdminCommands(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+
+	acc := must(t, "admin", "account", "create", "--email", "ops@example.com", "--name", "Ops", "--locale", "he", "--balance-usd", "25", "--paid")
+	id := acc["id"].(string)
+	if acc["balance_usd"] != 25.0 || acc["locale"] != "he" || acc["paid"] != true {
+		t.Fatalf("account: %v", acc)
+	}
+	credit := must(t, "admin", "credit", "add", "--account", id, "--usd", "10", "--note", "invoice 42")
+	if credit["balance_usd"] != 35.0 {
+		t.Fatalf("credit: %v", credit)
+	}
+	key := must(t, "admin", "key", "create", "--account", id, "--name", "app", "--scopes", "transcribe:read,transcribe:write", "--tier", "pro")
+	secret, _ := key["secret"].(string)
+	if !strings.HasPrefix(secret, "ak_live_") || key["owner_type"] != "user" || key["tier"] != "pro" || key["warning"] == "" {
+		t.Fatalf("key: %v", key)
+	}
+	expires, _ := time.Parse(time.RFC3339Nano, key["expires_at"].(string))
+	if d := time.Until(expires); d <= 364*24*time.Hour || d > 365*24*time.Hour {
+		t.Fatalf("a user key without --expires-in expires in %s, want 365 days", d)
+	}
+	stored, err := storage.Keys{DB: db}.ByPrefix(ctx, key["prefix"].(string))
+	if err != nil || strings.Contains(string(stored.SecretHash), secret) {
+		t.Fatalf("stored key: %v", err)
+	}
+	admin := must(t, "admin", "key", "create", "--account", id, "--name", "ops", "--scopes", "keys:manage,admin:keys", "--admin")
+	if admin["expires_at"] != nil || admin["owner_type"] != "admin" {
+		t.Fatalf("admin key: %v", admin)
+	}
+	revoked := must(t, "admin", "key", "revoke", "--id", jsonID(key["id"]))
+	if revoked["revoked_at"] == nil {
+		t.Fatalf("revoke: %v", revoked)
+	}
+	if v := must(t, "admin", "limits", "set", "--account", id, "--concurrent-jobs", "5"); v["concurrent_jobs"] != 5.0 {
+		t.Fatalf("limits: %v", v)
+	}
+	must(t, "admin", "limits", "set", "--concurrent-jobs", "80")
+	if n, _ := (storage.Settings{DB: db}).Get(ctx, storage.SettingPlatformConcurrentJobs); n != 80 {
+		t.Fatalf("platform cap %d", n)
+	}
+	if v := must(t, "admin", "price", "set", "--item", "transcription", "--usd", "0.01"); v["micros"] != 10000.0 {
+		t.Fatalf("price: %v", v)
+	}
+
+	for _, bad := range [][]string{
+		{"admin", "key", "create", "--account", id, "--name", "x", "--scopes", "admin:keys"},
+		{"admin", "key", "create", "--account", id, "--name", "x", "--scopes", "profile:read", "--expires-in", "9000h"},
+		{"admin", "key", "create", "--account", "acc_missing", "--name", "x", "--scopes", "profile:read"},
+		{"admin", "credit", "add", "--account", id, "--usd", "-3"},
+		{"admin", "account", "create", "--email", "not-an-email", "--name", "x"},
+		{"admin", "account", "create", "--name", "no email"},
+		{"admin", "price", "set", "--item", "caviar", "--usd", "1"},
+		{"admin", "limits", "set", "--concurrent-jobs", "-1"},
+		{"admin", "launch", "rockets"},
+		{"migrate", "sideways"},
+	} {
+		if _, err := parley(t, bad...); err == nil {
+			t.Errorf("parley %s succeeded", strings.Join(bad, " "))
+		}
+	}
+}
+
+func TestBootstrapDevOnce(t *testing.T) {
+	testenv.DB(t)
+	first := must(t, "admin", "bootstrap-dev", "--email", "dev@example.com")
+	if !strings.HasPrefix(first["secret"].(string), "ak_live_") {
+		t.Fatalf("first bootstrap: %v", first)
+	}
+	if again := must(t, "admin", "bootstrap-dev", "--email", "dev@example.com"); again["alreadyBootstrapped"] != true || again["secret"] != nil {
+		t.Fatalf("second bootstrap: %v", again)
+	}
+}
+
+func jsonID(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
