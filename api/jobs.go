@@ -107,7 +107,7 @@ func (s *Server) admitJob(c *gin.Context, nj newJob) (storage.Job, bool, error) 
 	if err != nil {
 		return storage.Job{}, false, err
 	}
-	_, err = s.temporal.ExecuteWorkflow(c, startOptions(nj.workflowID(id)), nj.workflow, nj.input(id))
+	err = s.startWorkflow(c, nj.workflowID(id), nj.workflow, nj.input(id))
 	if err != nil {
 		// Without a workflow the job would wait forever: fail it now, which
 		// also frees its admission slot, and tell the client to retry.
@@ -115,21 +115,33 @@ func (s *Server) admitJob(c *gin.Context, nj newJob) (storage.Job, bool, error) 
 		if ferr := jobs.Finish(context.WithoutCancel(c), s.db, id, storage.StatusFailed, code, s.catalog.English(code, nil)); ferr != nil {
 			s.entry(c).WithError(ferr).WithField("job_id", id).Error("could not fail a job whose workflow did not start")
 		}
-		return storage.Job{}, false, problem.Wrap(code, fmt.Errorf("start workflow %s: %w", nj.workflowID(id), err))
+		return storage.Job{}, false, problem.Wrap(code, err)
 	}
 	s.entry(c).WithFields(map[string]any{"job_id": id, "workflow_id": nj.workflowID(id)}).Info("job admitted")
 	nj.job.ID = id
 	return nj.job, true, nil
 }
 
-// startOptions starts a workflow on the job queue under an ID that is never
-// reused: operators rerun a job by resetting its workflow.
-func startOptions(id string) client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{
+// startWorkflow starts a job's workflow on the job queue under an ID that is
+// never reused (operators rerun a job by resetting its workflow). It does not
+// stop when the client goes away, and when the answer is lost it asks
+// whether the workflow exists, so a running job is never reported as not
+// started.
+func (s *Server) startWorkflow(c *gin.Context, id, workflow string, input any) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c), 15*time.Second)
+	defer cancel()
+	_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                    id,
 		TaskQueue:             workflows.TaskQueue,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflow, input)
+	if err == nil {
+		return nil
 	}
+	if _, descErr := s.temporal.DescribeWorkflowExecution(ctx, id, ""); descErr == nil {
+		return nil
+	}
+	return fmt.Errorf("start workflow %s: %w", id, err)
 }
 
 // replay finds the job an earlier request with the same Idempotency-Key

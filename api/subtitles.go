@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -265,9 +266,8 @@ func (s *Server) reburn(c *gin.Context) {
 		return
 	}
 	wid := workflows.ReburnWorkflowID(id, run)
-	_, err = s.temporal.ExecuteWorkflow(c, startOptions(wid), "ReburnWorkflow", workflows.ReburnInput{JobID: id, Run: run})
-	if err != nil {
-		if rerr := jobs.EndReburn(c, id, "", ""); rerr != nil {
+	if err := s.startWorkflow(c, wid, "ReburnWorkflow", workflows.ReburnInput{JobID: id, Run: run}); err != nil {
+		if rerr := jobs.EndReburn(context.WithoutCancel(c), id, "", ""); rerr != nil {
 			s.entry(c).WithError(rerr).Error("could not return job to done after a failed reburn start")
 		}
 		s.fail(c, problem.Wrap(problem.ServiceUnavailable, err))

@@ -52,11 +52,15 @@ type options struct {
 	rootCAs   *x509.CertPool
 	allow     []netip.Prefix // ranges the URL guard allows although private
 	now       func() time.Time
+	temporal  client.Client // instead of the test server's
 }
 
 func startPlatform(t testing.TB, o options) *platform {
 	t.Helper()
-	p := &platform{t: t, cfg: testenv.Config(t), db: testenv.DB(t), objects: testenv.Objects(t), temporal: testenv.Temporal(t), now: o.now}
+	p := &platform{t: t, cfg: testenv.Config(t), db: testenv.DB(t), objects: testenv.Objects(t), temporal: o.temporal, now: o.now}
+	if p.temporal == nil {
+		p.temporal = testenv.Temporal(t)
+	}
 	if o.maxUpload > 0 {
 		p.cfg.MaxUploadSize = o.maxUpload
 	}
