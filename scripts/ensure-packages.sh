@@ -23,7 +23,6 @@ check() {
 	[[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]] || need fonts-dejavu-core
 	compgen -G '/usr/share/fonts/truetype/noto/NotoSans*-Regular.ttf' >/dev/null || need fonts-noto-core
 	have fc-list || need fontconfig
-	have tesseract || need tesseract-ocr
 	have curl || need curl
 	have runuser || need util-linux
 	have setsid || need util-linux
