@@ -35,8 +35,16 @@ func (a *Subtitles) BuildSRT(ctx context.Context, in workflows.JobInput) error {
 	if err != nil {
 		return err
 	}
-	srt := subtitles.FormatSRT(subtitles.Cues(job.Words))
-	return storage.SubtitleVersions{DB: a.DB}.SaveGenerated(ctx, job.ID, srt)
+	cues := subtitles.Cues(job.Words)
+	// The decoded audio can outlast the container's duration by a few
+	// milliseconds; captions end with the media, so an edit of this SRT
+	// passes the same check.
+	if d := valueOr(job.DurationSec); d > 0 {
+		for i := range cues {
+			cues[i].Start, cues[i].End = min(cues[i].Start, d), min(cues[i].End, d)
+		}
+	}
+	return storage.SubtitleVersions{DB: a.DB}.SaveGenerated(ctx, job.ID, subtitles.FormatSRT(cues))
 }
 
 // Burn renders the current SRT with the job's style and burns it into the
@@ -52,8 +60,8 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 	if err != nil {
 		return workflows.BurnResult{}, fmt.Errorf("current srt of job %d: %w", job.ID, err)
 	}
-	duration := valueOr(job.DurationSec)
-	cues, err := subtitles.ParseSRT(version.SRT, duration)
+	// Every stored version was checked against the media when it was saved.
+	cues, err := subtitles.ParseSRT(version.SRT, 0)
 	var parseErr *subtitles.ParseError
 	if errors.As(err, &parseErr) && parseErr.Reason == "no cues" {
 		cues, err = nil, nil // nothing was said: burn the video without captions

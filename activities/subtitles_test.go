@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"parley/billing"
+	"parley/storage"
 	"parley/subtitles"
+	"parley/transcript"
+	"parley/workflows"
 )
 
 // A style font that is not installed falls back to the default, and the job
@@ -40,5 +43,27 @@ func TestStyleFontFallback(t *testing.T) {
 		if tc.noted != (note != nil && strings.Contains(*note, "Comic Neue")) {
 			t.Errorf("%s: style note %v", tc.style, note)
 		}
+	}
+}
+
+func TestBuildSRTEndsWithTheMedia(t *testing.T) {
+	jobs, db := jobsActivities(t)
+	a := &Subtitles{DB: db, Catalog: jobs.Catalog}
+	j := admitted(t, db, billing.MicrosPerUSD, [3]billing.Micros{})
+	d := 2.0
+	j.DurationSec = &d
+	j.Words = []transcript.Word{{Word: "hello", Start: 0.5, End: 1.2}, {Word: "there", Start: 1.3, End: 2.03}}
+	if err := (storage.Jobs{DB: db}).Update(context.Background(), &j, "duration_sec", "words"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.BuildSRT(context.Background(), workflows.JobInput{JobID: j.ID}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := storage.SubtitleVersions{DB: db}.Latest(context.Background(), j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := subtitles.ParseSRT(v.SRT, d); err != nil {
+		t.Fatalf("generated SRT fails the edit check: %v\n%s", err, v.SRT)
 	}
 }
