@@ -33,7 +33,7 @@ func (a *Jobs) Start(ctx context.Context, in workflows.JobInput) error {
 		_, err = jobs.Advance(ctx, in.JobID, []string{storage.StatusQueued}, storage.StatusProcessing)
 		return err
 	case storage.StatusFailed:
-		return jobs.Reopen(ctx, a.DB, in.JobID)
+		return jobs.Reopen(ctx, in.JobID)
 	case storage.StatusDone:
 		return refuse(a.Catalog, problem.Conflict, nil, fmt.Errorf("job %d is already done", in.JobID))
 	}
@@ -88,8 +88,7 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 	_, err = storage.Ledger{DB: a.DB}.PostAll(ctx, ms)
 	var short *storage.InsufficientBalanceError
 	if errors.As(err, &short) {
-		params := map[string]any{"requiredUsd": short.Required.USD(), "balanceUsd": short.Balance.USD()}
-		return refuse(a.Catalog, problem.InsufficientBalance, params, err)
+		return refuse(a.Catalog, problem.InsufficientBalance, short.Details(), err)
 	}
 	return err
 }
@@ -103,7 +102,7 @@ func (a *Jobs) Finish(ctx context.Context, in workflows.FinishInput) error {
 			message = a.Catalog.English(in.Code, nil)
 		}
 	}
-	return storage.Jobs{DB: a.DB}.Finish(ctx, a.DB, in.JobID, status, in.Code, message)
+	return storage.Jobs{DB: a.DB}.Finish(ctx, in.JobID, status, in.Code, message)
 }
 
 // Notify queues the completion notifications the job asked for: push always,

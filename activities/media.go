@@ -11,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
-	"parley/billing"
 	"parley/i18n"
 	"parley/media"
 	"parley/netguard"
@@ -78,15 +77,14 @@ func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.
 	if err != nil {
 		return workflows.DownloadResult{}, err
 	}
-	cost, err := priceFor(ctx, a.DB, storage.PriceTranscription, info.DurationSec)
+	cost, err := storage.Prices{DB: a.DB}.ForDuration(ctx, storage.PriceTranscription, info.DurationSec)
 	if err != nil {
 		return workflows.DownloadResult{}, err
 	}
 	err = storage.Admissions{DB: a.DB}.Reserve(ctx, job.Kind, job.ID, cost)
 	var short *storage.InsufficientBalanceError
 	if errors.As(err, &short) {
-		params := map[string]any{"requiredUsd": short.Required.USD(), "balanceUsd": short.Balance.USD()}
-		return workflows.DownloadResult{}, refuse(a.Catalog, problem.InsufficientBalance, params, err)
+		return workflows.DownloadResult{}, refuse(a.Catalog, problem.InsufficientBalance, short.Details(), err)
 	}
 	if err != nil {
 		return workflows.DownloadResult{}, err
@@ -129,7 +127,8 @@ func (a *Media) probe(ctx context.Context, path string) (media.Info, error) {
 }
 
 // PrepareAudio extracts 16 kHz mono WAV for the engine from in.AudioKey, or
-// from the job's media when that is empty.
+// from the job's media when that is empty. The media was probed on arrival
+// (upload) or download, so it is not probed again.
 func (a *Media) PrepareAudio(ctx context.Context, in workflows.AudioInput) (workflows.AudioResult, error) {
 	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
 	if err != nil {
@@ -151,10 +150,6 @@ func (a *Media) PrepareAudio(ctx context.Context, in workflows.AudioInput) (work
 	if err := a.Objects.GetFile(ctx, from, src); err != nil {
 		return workflows.AudioResult{}, err
 	}
-	info, err := a.probe(ctx, src)
-	if err != nil {
-		return workflows.AudioResult{}, err
-	}
 	stop := keepAlive(ctx)
 	err = a.Tool.ExtractAudio(ctx, src, wav)
 	stop()
@@ -165,7 +160,7 @@ func (a *Media) PrepareAudio(ctx context.Context, in workflows.AudioInput) (work
 	if err := a.Objects.PutFile(ctx, key, wav, "audio/wav"); err != nil {
 		return workflows.AudioResult{}, err
 	}
-	return workflows.AudioResult{AudioKey: key, DurationSec: info.DurationSec}, nil
+	return workflows.AudioResult{AudioKey: key}, nil
 }
 
 // CleanAudio runs noise reduction on the job's audio track and stores the
@@ -194,21 +189,14 @@ func (a *Media) CleanAudio(ctx context.Context, in workflows.JobInput) (workflow
 	if err := a.Objects.PutFile(ctx, key, out, "audio/wav"); err != nil {
 		return workflows.AudioResult{}, err
 	}
-	return workflows.AudioResult{AudioKey: key, DurationSec: valueOr(job.DurationSec)}, nil
+	return workflows.AudioResult{AudioKey: key}, nil
 }
 
-func valueOr(p *float64) float64 {
+// orZero reads an optional column, zero when it is NULL.
+func orZero[T any](p *T) T {
+	var zero T
 	if p == nil {
-		return 0
+		return zero
 	}
 	return *p
-}
-
-// priceFor prices seconds of media at the current per-minute price of item.
-func priceFor(ctx context.Context, db bun.IDB, item string, seconds float64) (billing.Micros, error) {
-	perMinute, err := storage.Prices{DB: db}.Get(ctx, item)
-	if err != nil {
-		return 0, err
-	}
-	return billing.ForDuration(seconds, perMinute), nil
 }

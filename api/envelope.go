@@ -3,13 +3,13 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 
-	"parley/billing"
 	"parley/problem"
 	"parley/storage"
 )
@@ -45,7 +45,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	if p.Code == problem.RateLimited {
 		if sec, ok := p.Params["retryAfterSec"]; ok {
-			c.Header("Retry-After", formatInt(sec))
+			c.Header("Retry-After", fmt.Sprint(sec))
 		}
 	}
 	prefs := []string{c.GetHeader("Accept-Language")}
@@ -73,7 +73,7 @@ func (s *Server) classify(err error) *problem.Error {
 	var netErr *net.OpError
 	switch {
 	case errors.As(err, &balance):
-		return problem.New(problem.InsufficientBalance, insufficientDetails(balance))
+		return problem.New(problem.InsufficientBalance, balance.Details())
 	case errors.As(err, &jobs):
 		d := map[string]any{"inFlight": jobs.InFlight, "limit": jobs.Limit}
 		if jobs.Platform {
@@ -88,10 +88,6 @@ func (s *Server) classify(err error) *problem.Error {
 	return problem.Wrap(problem.Internal, err)
 }
 
-func insufficientDetails(e *storage.InsufficientBalanceError) map[string]any {
-	return map[string]any{"requiredUsd": e.Required.USD(), "balanceUsd": e.Balance.USD()}
-}
-
 // entry is the request's log entry with its correlation fields.
 func (s *Server) entry(c *gin.Context) *logrus.Entry {
 	fields := logrus.Fields{"request_id": requestID(c), "route": c.FullPath()}
@@ -101,6 +97,3 @@ func (s *Server) entry(c *gin.Context) *logrus.Entry {
 	}
 	return s.log.WithFields(fields)
 }
-
-// usd writes an amount as a JSON number of dollars.
-func usd(m billing.Micros) float64 { return m.USD() }

@@ -45,14 +45,16 @@ func newJobRow(c *gin.Context, kind string) (storage.Job, error) {
 	return storage.Job{AccountID: key.AccountID, Kind: kind, Status: storage.StatusQueued, Source: "api", IdempotencyKey: idem}, err
 }
 
-// fromUpload receives a multipart upload and builds the job from it; when
-// the request is refused, the media it brought is discarded.
+// fromUpload receives a multipart upload, records its media on the job and
+// builds the job from it; when the request is refused, the media it brought
+// is discarded.
 func (s *Server) fromUpload(c *gin.Context, job storage.Job, fields []string,
 	build func(*gin.Context, storage.Job, *upload) (newJob, error)) (newJob, *upload, error) {
 	up, err := s.receiveUpload(c, fields...)
 	if err != nil {
 		return newJob{}, nil, err
 	}
+	job.InputKind, job.FileName, job.MediaKey, job.MediaDigest = "file", up.fileName, &up.objectKey, &up.digest
 	nj, err := build(c, job, up)
 	if err != nil {
 		s.discard(c, up)
@@ -112,7 +114,7 @@ func (s *Server) admitJob(c *gin.Context, nj newJob) (storage.Job, bool, error) 
 		// Without a workflow the job would wait forever: fail it now, which
 		// also frees its admission slot, and tell the client to retry.
 		code := problem.ServiceUnavailable
-		if ferr := jobs.Finish(context.WithoutCancel(c), s.db, id, storage.StatusFailed, code, s.catalog.English(code, nil)); ferr != nil {
+		if ferr := jobs.Finish(context.WithoutCancel(c), id, storage.StatusFailed, code, s.catalog.English(code, nil)); ferr != nil {
 			s.entry(c).WithError(ferr).WithField("job_id", id).Error("could not fail a job whose workflow did not start")
 		}
 		return storage.Job{}, false, problem.Wrap(code, err)

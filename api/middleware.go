@@ -127,12 +127,8 @@ func (s *Server) identify(c *gin.Context) error {
 	case !apikey.Matches(secret, key.SecretHash) || !key.Usable(s.now()):
 		return problem.New(problem.InvalidAPIKey, nil)
 	}
-	acc, err := s.accounts.Get(c, key.AccountID)
-	if err != nil {
-		return err
-	}
 	c.Set(ctxKey, key)
-	c.Set(ctxAccount, acc)
+	c.Set(ctxAccount, *key.Account)
 	s.keyUse.Touch(key.ID, s.now())
 	return nil
 }
@@ -184,5 +180,3 @@ func checkScope(c *gin.Context, scope string) error {
 	}
 	return nil
 }
-
-func formatInt(v any) string { return fmt.Sprint(v) }

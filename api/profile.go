@@ -46,12 +46,7 @@ type usageJSON struct {
 }
 
 func (s *Server) getProfile(c *gin.Context) {
-	key, _ := keyFrom(c)
-	acc, err := s.accounts.Get(c, key.AccountID)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
+	acc, _ := accountFrom(c)
 	since := s.now().Add(-30 * 24 * time.Hour)
 	spend, err := s.ledger.SpendByService(c, acc.ID, since)
 	if err != nil {
@@ -63,9 +58,6 @@ func (s *Server) getProfile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	// Counts not yet flushed by this process are included, so a client sees
-	// its own requests at once.
-	s.Flush(c)
 	requests, errs, err := s.usage.Totals(c, acc.ID, since)
 	if err != nil {
 		s.fail(c, err)
@@ -80,16 +72,16 @@ func (s *Server) getProfile(c *gin.Context) {
 	}
 	var total billing.Micros
 	for _, svc := range profileServices {
-		u.SpendByService[svc] = usd(spend[svc])
+		u.SpendByService[svc] = spend[svc].USD()
 	}
 	for svc, m := range spend {
 		total += m
-		u.SpendByService[svc] = usd(m)
+		u.SpendByService[svc] = m.USD()
 	}
-	u.TotalSpendUSD = usd(total)
+	u.TotalSpendUSD = total.USD()
 	respond(c, http.StatusOK, profileJSON{
 		ID: acc.ID, Email: acc.Email, Name: acc.Name, Role: acc.Role, Locale: acc.Locale,
-		Balance: balanceJSON{AmountUSD: usd(acc.BalanceMicros)}, Usage: u,
+		Balance: balanceJSON{AmountUSD: acc.BalanceMicros.USD()}, Usage: u,
 		Paid: acc.Paid, Phone: acc.Phone, Verified: acc.PhoneVerified,
 	})
 }

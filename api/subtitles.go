@@ -69,14 +69,16 @@ func (s *Server) subtitleView(j storage.Job) subtitleJSON {
 		v.OutputVideoURL = &link
 	}
 	if j.ReburnErrorCode != nil {
-		v.LastReburnError = &reburnErrorJSON{Code: *j.ReburnErrorCode, Message: deref(j.ReburnErrorMessage)}
+		v.LastReburnError = &reburnErrorJSON{Code: *j.ReburnErrorCode, Message: orZero(j.ReburnErrorMessage)}
 	}
 	return v
 }
 
-func deref(p *string) string {
+// orZero reads an optional column, zero when it is NULL.
+func orZero[T any](p *T) T {
+	var zero T
 	if p == nil {
-		return ""
+		return zero
 	}
 	return *p
 }
@@ -126,26 +128,22 @@ func (s *Server) subtitlesFromUpload(c *gin.Context, job storage.Job, up *upload
 	if err != nil {
 		return newJob{}, err
 	}
-	prices := storage.Prices{DB: s.db}
-	var costs [3]billing.Micros
-	for i, item := range []string{storage.PriceTranscription, storage.PriceVoiceCleanup, storage.PriceSubtitleBurn} {
-		perMinute, err := prices.Get(c, item)
-		if err != nil {
+	// Every active stage is priced now; cleanup only when asked for.
+	stages := map[string]*billing.Micros{storage.PriceTranscription: &job.CostMicros, storage.PriceSubtitleBurn: &job.BurnCostMicros}
+	if cleanup {
+		stages[storage.PriceVoiceCleanup] = &job.CleanupCostMicros
+	}
+	for item, cost := range stages {
+		if *cost, err = (storage.Prices{DB: s.db}).ForDuration(c, item, info.DurationSec); err != nil {
 			return newJob{}, err
 		}
-		costs[i] = billing.ForDuration(info.DurationSec, perMinute)
 	}
-	if !cleanup {
-		costs[1] = 0
-	}
-	job.InputKind, job.FileName, job.MediaKey, job.MediaDigest = "file", up.fileName, &up.objectKey, &up.digest
 	job.DurationSec, job.Width, job.Height = &info.DurationSec, &info.Width, &info.Height
 	job.UseVoiceCleanup, job.Style = cleanup, styleJSON
-	job.CostMicros, job.CleanupCostMicros, job.BurnCostMicros = costs[0], costs[1], costs[2]
 	job.RequestHash = requestHash("subtitles", up.digest, up.fileName, job.LanguageRequested, string(styleJSON),
 		strconv.FormatBool(cleanup), strconv.FormatBool(job.EmailAfter), strconv.FormatBool(job.SMSAfter))
 	return newJob{
-		job: job, estimate: costs[0] + costs[1] + costs[2], workflow: "SubtitlesWorkflow",
+		job: job, estimate: job.CostMicros + job.CleanupCostMicros + job.BurnCostMicros, workflow: "SubtitlesWorkflow",
 		workflowID: workflows.SubtitlesWorkflowID,
 		input: func(id int64) any {
 			return workflows.SubtitlesInput{JobID: id, VoiceCleanup: cleanup}
@@ -223,7 +221,7 @@ func (s *Server) putSRT(c *gin.Context) {
 		s.fail(c, problem.Invalid("body", "is larger than 2 MB"))
 		return
 	}
-	cues, err := subtitles.ParseSRT(string(body), valueOr(job.DurationSec))
+	cues, err := subtitles.ParseSRT(string(body), orZero(job.DurationSec))
 	var parseErr *subtitles.ParseError
 	if errors.As(err, &parseErr) {
 		s.fail(c, &problem.Error{Code: problem.ValidationError,
@@ -275,11 +273,4 @@ func (s *Server) reburn(c *gin.Context) {
 	}
 	s.entry(c).WithFields(map[string]any{"job_id": id, "workflow_id": wid}).Info("reburn started")
 	respond(c, http.StatusOK, gin.H{"id": id, "reburned": true})
-}
-
-func valueOr(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

@@ -112,13 +112,10 @@ func (s *Server) transcriptionFromUpload(c *gin.Context, job storage.Job, up *up
 	if err != nil {
 		return newJob{}, err
 	}
-	price, err := storage.Prices{DB: s.db}.Get(c, storage.PriceTranscription)
-	if err != nil {
+	job.DurationSec = &info.DurationSec
+	if job.CostMicros, err = (storage.Prices{DB: s.db}).ForDuration(c, storage.PriceTranscription, info.DurationSec); err != nil {
 		return newJob{}, err
 	}
-	job.InputKind, job.FileName, job.MediaKey, job.MediaDigest = "file", up.fileName, &up.objectKey, &up.digest
-	job.DurationSec = &info.DurationSec
-	job.CostMicros = billing.ForDuration(info.DurationSec, price)
 	job.RequestHash = requestHash("file", up.digest, up.fileName, job.LanguageRequested,
 		strconv.FormatBool(job.EmailAfter), strconv.FormatBool(job.SMSAfter))
 	return transcriptionJob(job, job.CostMicros, false), nil

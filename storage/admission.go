@@ -142,10 +142,10 @@ func (a Admissions) Reserve(ctx context.Context, jobKind string, jobID int64, es
 
 // Release frees a job's slot and reservation; releasing twice is harmless.
 func (a Admissions) Release(ctx context.Context, jobKind string, jobID int64) error {
-	return a.releaseIn(ctx, a.DB, jobKind, jobID)
+	return release(ctx, a.DB, jobKind, jobID)
 }
 
-func (Admissions) releaseIn(ctx context.Context, db bun.IDB, jobKind string, jobID int64) error {
+func release(ctx context.Context, db bun.IDB, jobKind string, jobID int64) error {
 	_, err := db.NewUpdate().Model((*JobAdmission)(nil)).
 		Set("released_at = now()").
 		Where("job_kind = ? AND job_id = ? AND released_at IS NULL", jobKind, jobID).Exec(ctx)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,6 +28,9 @@ type APIKey struct {
 	LastUsedAt *time.Time `bun:"last_used_at" json:"last_used_at"`
 	RevokedAt  *time.Time `bun:"revoked_at" json:"revoked_at"`
 	CreatedAt  time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp" json:"created_at"`
+
+	// Account is loaded with the key when authenticating.
+	Account *Account `bun:"rel:belongs-to,join:account_id=id" json:"-"`
 }
 
 // KeyWarning goes with every freshly issued secret.
@@ -55,14 +59,7 @@ func (k APIKey) Usable(now time.Time) bool {
 }
 
 // HasScope reports whether the key grants scope.
-func (k APIKey) HasScope(scope string) bool {
-	for _, s := range k.Scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
-}
+func (k APIKey) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
 
 // Keys reads and writes API keys.
 type Keys struct{ DB bun.IDB }
@@ -86,10 +83,11 @@ func (r Keys) Issue(ctx context.Context, spec KeySpec) (IssuedKey, error) {
 	return IssuedKey{APIKey: k, Secret: secret.Plain, Warning: KeyWarning}, nil
 }
 
-// ByPrefix finds the key a presented secret claims to be.
+// ByPrefix finds the key a presented secret claims to be, with its account,
+// in one query.
 func (r Keys) ByPrefix(ctx context.Context, prefix string) (APIKey, error) {
 	var k APIKey
-	err := r.DB.NewSelect().Model(&k).Where("prefix = ?", prefix).Scan(ctx)
+	err := r.DB.NewSelect().Model(&k).Relation("Account").Where("api_key.prefix = ?", prefix).Scan(ctx)
 	return k, notFound(err)
 }
 

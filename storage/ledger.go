@@ -64,6 +64,11 @@ func (e *InsufficientBalanceError) Error() string {
 	return fmt.Sprintf("insufficient balance: need %d micro-USD, have %d", e.Required, e.Balance)
 }
 
+// Details are the client-safe figures of the refusal, in dollars.
+func (e *InsufficientBalanceError) Details() map[string]any {
+	return map[string]any{"requiredUsd": e.Required.USD(), "balanceUsd": e.Balance.USD()}
+}
+
 // ErrKeyReused means an idempotency key was used for a different movement.
 var ErrKeyReused = errors.New("idempotency key already used for a different movement")
 

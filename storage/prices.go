@@ -39,6 +39,15 @@ func (p Prices) Get(ctx context.Context, item string) (billing.Micros, error) {
 	return pr.Micros, nil
 }
 
+// ForDuration prices seconds of media at item's current per-minute price.
+func (p Prices) ForDuration(ctx context.Context, item string, seconds float64) (billing.Micros, error) {
+	perMinute, err := p.Get(ctx, item)
+	if err != nil {
+		return 0, err
+	}
+	return billing.ForDuration(seconds, perMinute), nil
+}
+
 // Set changes the price of an existing item.
 func (p Prices) Set(ctx context.Context, item string, micros billing.Micros) (Price, error) {
 	pr := Price{Item: item}

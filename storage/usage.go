@@ -14,6 +14,10 @@ import (
 type UsageRecorder struct {
 	db bun.IDB
 
+	// flushing keeps Totals from reading while counts move from memory to
+	// the table, where they would be seen twice or not at all.
+	flushing sync.Mutex
+
 	mu      sync.Mutex
 	pending map[usageKey]*usageCount
 }
@@ -48,6 +52,8 @@ func (u *UsageRecorder) Record(accountID string, at time.Time, failed bool) {
 
 // Flush writes the pending counts.
 func (u *UsageRecorder) Flush(ctx context.Context) error {
+	u.flushing.Lock()
+	defer u.flushing.Unlock()
 	u.mu.Lock()
 	pending := u.pending
 	u.pending = map[usageKey]*usageCount{}
@@ -57,20 +63,47 @@ func (u *UsageRecorder) Flush(ctx context.Context) error {
 			ON CONFLICT (account_id, day) DO UPDATE SET api_requests = usage_daily.api_requests + EXCLUDED.api_requests,
 			api_errors = usage_daily.api_errors + EXCLUDED.api_errors`, k.account, k.day, c.requests, c.errors).Exec(ctx)
 		if err != nil {
+			u.restore(pending) // kept for the next flush
 			return fmt.Errorf("write usage: %w", err)
 		}
+		delete(pending, k)
 	}
 	return nil
 }
 
-// Totals sums an account's requests and errors since a day.
+func (u *UsageRecorder) restore(unwritten map[usageKey]*usageCount) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for k, c := range unwritten {
+		if p := u.pending[k]; p != nil {
+			p.requests += c.requests
+			p.errors += c.errors
+		} else {
+			u.pending[k] = c
+		}
+	}
+}
+
+// Totals sums an account's requests and errors since a day, counting those
+// this process has not written yet, so a client sees its own requests at once.
 func (u *UsageRecorder) Totals(ctx context.Context, accountID string, since time.Time) (requests, errors int64, err error) {
+	first := since.UTC().Format(time.DateOnly)
+	u.flushing.Lock()
+	defer u.flushing.Unlock()
+	u.mu.Lock()
+	for k, c := range u.pending {
+		if k.account == accountID && k.day >= first {
+			requests += c.requests
+			errors += c.errors
+		}
+	}
+	u.mu.Unlock()
 	var row struct {
 		Requests int64 `bun:"requests"`
 		Errors   int64 `bun:"errors"`
 	}
 	err = u.db.NewSelect().Table("usage_daily").
 		ColumnExpr("coalesce(sum(api_requests), 0) AS requests, coalesce(sum(api_errors), 0) AS errors").
-		Where("account_id = ? AND day >= ?", accountID, since.UTC().Format(time.DateOnly)).Scan(ctx, &row)
-	return row.Requests, row.Errors, err
+		Where("account_id = ? AND day >= ?", accountID, first).Scan(ctx, &row)
+	return requests + row.Requests, errors + row.Errors, err
 }
