@@ -39,7 +39,7 @@ func (a *Subtitles) BuildSRT(ctx context.Context, in workflows.JobInput) error {
 	// The decoded audio can outlast the container's duration by a few
 	// milliseconds; captions end with the media, so an edit of this SRT
 	// passes the same check.
-	if d := valueOr(job.DurationSec); d > 0 {
+	if d := orZero(job.DurationSec); d > 0 {
 		for i := range cues {
 			cues[i].Start, cues[i].End = min(cues[i].Start, d), min(cues[i].End, d)
 		}
@@ -91,7 +91,7 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 			return workflows.BurnResult{}, err
 		}
 	}
-	width, height := valueOrInt(job.Width), valueOrInt(job.Height)
+	width, height := orZero(job.Width), orZero(job.Height)
 	ass := subtitles.RenderASS(cues, style.Resolve(height), width, height)
 	if err := os.WriteFile(burn.ASS, []byte(ass), 0o600); err != nil {
 		return workflows.BurnResult{}, err
@@ -116,7 +116,7 @@ func (a *Subtitles) style(ctx context.Context, job *storage.Job) (subtitles.Styl
 	if err != nil {
 		return style, refuse(a.Catalog, problem.BurnFailed, nil, err)
 	}
-	resolved := style.Resolve(valueOrInt(job.Height))
+	resolved := style.Resolve(orZero(job.Height))
 	if a.FontAvailable(ctx, resolved.Font) {
 		return style, nil
 	}
@@ -141,11 +141,4 @@ func (a *Subtitles) ReburnFailed(ctx context.Context, in workflows.ReburnFailedI
 		message = a.Catalog.English(in.Code, nil)
 	}
 	return storage.Jobs{DB: a.DB}.EndReburn(ctx, in.JobID, in.Code, message)
-}
-
-func valueOrInt(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -76,7 +77,7 @@ func (s *Server) receiveUpload(c *gin.Context, allowed ...string) (*upload, erro
 			err = problem.Invalid("file", "must be sent once")
 		case name == "file":
 			err = s.storeFile(c, part, u, maxBytes)
-		case contains(allowed, name):
+		case slices.Contains(allowed, name):
 			var b []byte
 			b, err = io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
 			if err == nil && len(b) > maxFieldBytes {
@@ -171,13 +172,4 @@ func randomToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

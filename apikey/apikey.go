@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -68,8 +69,8 @@ func ValidateScopes(scopes []string, ownerType string) error {
 		switch {
 		case seen[s]:
 			return &ScopeError{Scope: s, Reason: "listed twice"}
-		case contains(UserScopes, s):
-		case contains(AdminScopes, s):
+		case slices.Contains(UserScopes, s):
+		case slices.Contains(AdminScopes, s):
 			if ownerType != OwnerAdmin {
 				return &ScopeError{Scope: s, Reason: "admin-level scopes are only for admin keys"}
 			}
@@ -79,15 +80,6 @@ func ValidateScopes(scopes []string, ownerType string) error {
 		seen[s] = true
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Secret is a freshly issued key: the secret is shown once, the rest stored.

@@ -28,13 +28,7 @@ const (
 // transcribe -> SRT version 1 -> burn run 1 -> charge every active stage ->
 // done -> notify. A failure marks the job failed and charges nothing.
 func SubtitlesWorkflow(ctx workflow.Context, in SubtitlesInput) error {
-	if err := runSubtitles(ctx, in); err != nil {
-		err = failJob(ctx, in.JobID, err, problem.Internal)
-		notify(ctx, in.JobID)
-		return err
-	}
-	notify(ctx, in.JobID)
-	return nil
+	return conclude(ctx, in.JobID, runSubtitles(ctx, in))
 }
 
 func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {

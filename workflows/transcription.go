@@ -18,13 +18,7 @@ type TranscriptionInput struct {
 // extract audio -> transcribe -> charge -> done -> notify. Any failure marks
 // the job failed with a code and charges nothing.
 func TranscriptionWorkflow(ctx workflow.Context, in TranscriptionInput) error {
-	if err := runTranscription(ctx, in); err != nil {
-		err = failJob(ctx, in.JobID, err, problem.Internal)
-		notify(ctx, in.JobID)
-		return err
-	}
-	notify(ctx, in.JobID)
-	return nil
+	return conclude(ctx, in.JobID, runTranscription(ctx, in))
 }
 
 func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
@@ -49,6 +43,16 @@ func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
 		return err
 	}
 	return workflow.ExecuteActivity(bookkeeping(ctx), ActFinish, FinishInput{JobID: in.JobID}).Get(ctx, nil)
+}
+
+// conclude records how a job ended: a failure marks it failed with its code;
+// either way the owner is notified.
+func conclude(ctx workflow.Context, jobID int64, err error) error {
+	if err != nil {
+		err = failJob(ctx, jobID, err, problem.Internal)
+	}
+	notify(ctx, jobID)
+	return err
 }
 
 // notify queues the completion notifications, also for a canceled job; a

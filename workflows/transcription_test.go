@@ -91,7 +91,7 @@ func newHarness(t *testing.T, fail script) *harness {
 			return workflows.AudioResult{}, nil
 		},
 		func(_ context.Context, in workflows.AudioInput) (workflows.AudioResult, error) {
-			return workflows.AudioResult{AudioKey: audioKey(in.JobID), DurationSec: 61},
+			return workflows.AudioResult{AudioKey: audioKey(in.JobID)},
 				h.record(workflows.ActPrepareAudio, in)
 		})
 	register(workflows.ActCleanAudio,
@@ -99,7 +99,7 @@ func newHarness(t *testing.T, fail script) *harness {
 			return workflows.AudioResult{}, nil
 		},
 		func(_ context.Context, in workflows.JobInput) (workflows.AudioResult, error) {
-			return workflows.AudioResult{AudioKey: cleanedKey(in.JobID), DurationSec: 61},
+			return workflows.AudioResult{AudioKey: cleanedKey(in.JobID)},
 				h.record(workflows.ActCleanAudio, in)
 		})
 	register(workflows.ActTranscribe,

@@ -41,8 +41,7 @@ type AudioInput struct {
 
 // AudioResult is an audio object made for a job.
 type AudioResult struct {
-	AudioKey    string
-	DurationSec float64
+	AudioKey string
 }
 
 // TranscribeResult summarizes the transcript the activity stored.
