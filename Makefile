@@ -5,6 +5,8 @@
 #   make test     go vet, then go test against throwaway services
 #                 (narrow with PKG=./api/... TESTFLAGS='-run X -v')
 #   make bench    the performance benchmarks (e2e/bench_test.go) against throwaway services
+#   make histories  record workflow histories of real end-to-end runs into
+#                 workflows/testdata (the replay tests' input)
 #   make build    bin/parley
 #   make tools    bin/temporal and bin/minio at the pinned versions
 #   make clean    build outputs (keeps .dev/); make clean-dev drops .dev/ too
@@ -38,7 +40,7 @@ TESTFLAGS ?=
 BENCHFLAGS ?=
 export PKG TESTFLAGS
 
-.PHONY: FORCE all build tools packages dev test vet bench fmt clean clean-dev help
+.PHONY: FORCE all build tools packages dev test vet bench histories fmt clean clean-dev help
 
 all: build
 
@@ -82,6 +84,13 @@ test: packages tools
 
 bench: packages tools
 	scripts/with-services.sh $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m $(BENCHFLAGS) ./e2e/
+
+# The end-to-end tests whose workflows make the recorded histories: every
+# workflow type, succeeding and failing.
+HISTORY_TESTS ?= ^(TestTranscriptionEndToEnd|TestTranscriptionFromURL|TestSubtitlesEndToEnd|TestSubtitlesVoiceCleanup)$$
+
+histories: packages tools
+	PARLEY_RECORD_HISTORIES=$(CURDIR)/workflows/testdata scripts/with-services.sh $(GO) test -count=1 -timeout 30m -run '$(HISTORY_TESTS)' ./e2e/
 
 fmt:
 	$(GO) fmt ./...

@@ -61,6 +61,9 @@ func startPlatform(t testing.TB, o options) *platform {
 	if p.temporal == nil {
 		p.temporal = testenv.Temporal(t)
 	}
+	if dir := os.Getenv("PARLEY_RECORD_HISTORIES"); dir != "" {
+		t.Cleanup(func() { recordHistories(t, p.temporal, dir) })
+	}
 	if o.maxUpload > 0 {
 		p.cfg.MaxUploadSize = o.maxUpload
 	}

@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// recordHistories writes the history of every closed workflow on the test
+// server to dir as JSON, one file per workflow ID, in the form the SDK's
+// WorkflowReplayer reads. `make histories` sets PARLEY_RECORD_HISTORIES to
+// refresh workflows/testdata from real runs.
+func recordHistories(t testing.TB, c client.Client, dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var token []byte
+	for {
+		page, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: "ExecutionStatus != 'Running'", NextPageToken: token,
+		})
+		if err != nil {
+			t.Fatalf("list workflows: %v", err)
+		}
+		for _, ex := range page.Executions {
+			status := strings.ToLower(strings.TrimPrefix(ex.Status.String(), "WORKFLOW_EXECUTION_STATUS_"))
+			name := fmt.Sprintf("%s-%s-%s.json", ex.Type.Name, status, ex.Execution.WorkflowId)
+			path := filepath.Join(dir, name)
+			if _, err := os.Stat(path); err == nil {
+				continue
+			}
+			if err := writeHistory(ctx, c, ex.Execution.WorkflowId, ex.Execution.RunId, path); err != nil {
+				t.Fatalf("record %s: %v", ex.Execution.WorkflowId, err)
+			}
+		}
+		if token = page.NextPageToken; len(token) == 0 {
+			return
+		}
+	}
+}
+
+func writeHistory(ctx context.Context, c client.Client, workflowID, runID, path string) error {
+	hist := &historypb.History{}
+	iter := c.GetWorkflowHistory(ctx, workflowID, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			return err
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
