@@ -83,14 +83,14 @@ test: packages tools
 	scripts/test.sh
 
 bench: packages tools
-	scripts/with-services.sh $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m $(BENCHFLAGS) ./e2e/
+	scripts/with-services.sh $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 60m $(BENCHFLAGS) ./e2e/
 
 # The end-to-end tests whose workflows make the recorded histories: every
 # workflow type, succeeding and failing.
 HISTORY_TESTS ?= ^(TestTranscriptionEndToEnd|TestTranscriptionFromURL|TestSubtitlesEndToEnd|TestSubtitlesVoiceCleanup)$$
 
 histories: packages tools
-	PARLEY_RECORD_HISTORIES=$(CURDIR)/workflows/testdata scripts/with-services.sh $(GO) test -count=1 -timeout 30m -run '$(HISTORY_TESTS)' ./e2e/
+	PARLEY_RECORD_HISTORIES=$(CURDIR)/workflows/testdata scripts/with-services.sh $(GO) test -tags integration -count=1 -timeout 30m -run '$(HISTORY_TESTS)' ./e2e/
 
 fmt:
 	$(GO) fmt ./...

@@ -33,14 +33,6 @@ type MediaTool interface {
 	Burn(ctx context.Context, in media.BurnInput) error
 }
 
-// Object keys of a job's media, derived from its id so retries overwrite.
-func sourceKey(jobID int64) string { return fmt.Sprintf("jobs/%d/source", jobID) }
-func audioKey(jobID int64) string  { return fmt.Sprintf("jobs/%d/audio.wav", jobID) }
-func cleanKey(jobID int64) string  { return fmt.Sprintf("jobs/%d/cleaned.wav", jobID) }
-func outputKey(jobID int64, run int) string {
-	return fmt.Sprintf("jobs/%d/output-%d.mp4", jobID, run)
-}
-
 // refuse is a failure retrying cannot fix: the job fails with code.
 func refuse(catalog *i18n.Catalog, code string, params map[string]any, cause error) error {
 	return temporal.NewNonRetryableApplicationError(catalog.English(code, params), code, cause)
@@ -80,4 +72,13 @@ func keepAlive(ctx context.Context) (stop func()) {
 // isCanceled reports whether err is the activity's own cancellation.
 func isCanceled(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && errors.Is(err, ctx.Err())
+}
+
+// orZero reads an optional column, zero when it is NULL.
+func orZero[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
 	"parley/i18n"
+	"parley/jobdef"
 	"parley/problem"
 	"parley/storage"
 	"parley/workflows"
@@ -29,12 +29,12 @@ func (a *Jobs) Start(ctx context.Context, in workflows.JobInput) error {
 		return err
 	}
 	switch job.Status {
-	case storage.StatusQueued:
-		_, err = jobs.Advance(ctx, in.JobID, []string{storage.StatusQueued}, storage.StatusProcessing)
+	case jobdef.Queued:
+		_, err = jobs.Advance(ctx, in.JobID, []string{jobdef.Queued}, jobdef.Processing)
 		return err
-	case storage.StatusFailed:
+	case jobdef.Failed:
 		return jobs.Reopen(ctx, in.JobID)
-	case storage.StatusDone:
+	case jobdef.Done:
 		return refuse(a.Catalog, problem.Conflict, nil, fmt.Errorf("job %d is already done", in.JobID))
 	}
 	return nil // already past queued: a retried attempt
@@ -46,20 +46,6 @@ func (a *Jobs) SetStatus(ctx context.Context, in workflows.SetStatusInput) error
 	return err
 }
 
-// stagePrice says which job column holds a stage's price and which service
-// the ledger books it under.
-func stagePrice(job storage.Job, stage string) (billing.Micros, string, error) {
-	switch stage {
-	case workflows.StageTranscription:
-		return job.CostMicros, "transcription", nil
-	case workflows.StageVoiceCleanup:
-		return job.CleanupCostMicros, "voice_isolator", nil
-	case workflows.StageBurn:
-		return job.BurnCostMicros, "subtitle_burn", nil
-	}
-	return 0, "", fmt.Errorf("unknown stage %q", stage)
-}
-
 // Charge posts the charges of the job's stages exactly once each (the
 // ledger key is the job and stage), all or nothing, so a retried or replayed
 // activity never charges twice and a refused charge leaves none behind.
@@ -69,17 +55,18 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 		return err
 	}
 	var ms []storage.Movement
-	for _, stage := range in.Stages {
-		amount, service, err := stagePrice(job, stage)
-		if err != nil {
-			return err
+	for _, name := range in.Stages {
+		stage, ok := jobdef.StageNamed(name)
+		if !ok {
+			return refuse(a.Catalog, problem.Internal, nil, fmt.Errorf("unknown stage %q", name))
 		}
+		amount := *stage.Cost(&job.Costs)
 		if amount == 0 {
 			continue
 		}
 		ms = append(ms, storage.Movement{
-			AccountID: job.AccountID, Kind: storage.KindCharge, Service: service, Amount: amount,
-			Key: storage.ChargeKey(job.Kind, job.ID, stage), JobKind: job.Kind, JobID: job.ID, Stage: stage,
+			AccountID: job.AccountID, Kind: storage.KindCharge, Service: stage.Service, Amount: amount,
+			Key: storage.ChargeKey(job.Kind, job.ID, name), JobKind: job.Kind, JobID: job.ID, Stage: name,
 		})
 	}
 	if len(ms) == 0 {
@@ -93,11 +80,42 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 	return err
 }
 
+// Reprice prices the job's stages again for the duration its audio decoded
+// to and raises the reservation to match, before the engine runs: a
+// container that claims less than it holds is billed for what it holds, and
+// a balance that no longer covers it fails the job with nothing charged.
+func (a *Jobs) Reprice(ctx context.Context, in workflows.RepriceInput) error {
+	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+	if err != nil {
+		return err
+	}
+	return reprice(ctx, a.DB, a.Catalog, &job, in.DurationSec)
+}
+
+// reprice prices job's stages for seconds of media, reserves the total and
+// stores the duration and costs on the job.
+func reprice(ctx context.Context, db *bun.DB, catalog *i18n.Catalog, job *storage.Job, seconds float64) error {
+	stages := jobdef.Stages(job.Kind, job.UseVoiceCleanup)
+	if err := jobdef.Price(&job.Costs, stages, seconds, storage.Prices{DB: db}.PerMinute(ctx)); err != nil {
+		return err
+	}
+	err := storage.Admissions{DB: db}.Reserve(ctx, job.Kind, job.ID, job.Costs.Total())
+	var short *storage.InsufficientBalanceError
+	if errors.As(err, &short) {
+		return refuse(catalog, problem.InsufficientBalance, short.Details(), err)
+	}
+	if err != nil {
+		return err
+	}
+	job.DurationSec = &seconds
+	return storage.Jobs{DB: db}.Update(ctx, job, "duration_sec", "cost_micros", "cleanup_cost_micros", "burn_cost_micros")
+}
+
 // Finish ends a job as done (no code) or failed, and frees its admission.
 func (a *Jobs) Finish(ctx context.Context, in workflows.FinishInput) error {
-	status, message := storage.StatusDone, ""
+	status, message := jobdef.Done, ""
 	if in.Code != "" {
-		status, message = storage.StatusFailed, in.Message
+		status, message = jobdef.Failed, in.Message
 		if message == "" {
 			message = a.Catalog.English(in.Code, nil)
 		}

@@ -1,3 +1,5 @@
+//go:build integration
+
 package activities
 
 import (
@@ -10,6 +12,7 @@ import (
 
 	"parley/billing"
 	"parley/i18n"
+	"parley/jobdef"
 	"parley/problem"
 	"parley/storage"
 	"parley/testenv"
@@ -30,16 +33,9 @@ func jobsActivities(t *testing.T) (*Jobs, *bun.DB) {
 func admitted(t *testing.T, db *bun.DB, balance billing.Micros, costs [3]billing.Micros) storage.Job {
 	t.Helper()
 	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: balance})
-	j := storage.Job{AccountID: acc.ID, Kind: storage.JobSubtitles, Status: storage.StatusQueued, InputKind: "file", Source: "api", LanguageRequested: "auto",
-		CostMicros: costs[0], CleanupCostMicros: costs[1], BurnCostMicros: costs[2], EmailAfter: true}
-	_, err := storage.Admissions{DB: db}.Admit(context.Background(), storage.AdmitRequest{
-		AccountID: acc.ID, JobKind: j.Kind, Estimate: costs[0] + costs[1] + costs[2],
-		Insert: func(ctx context.Context, tx bun.Tx) (int64, error) {
-			err := storage.Jobs{DB: tx}.Insert(ctx, &j)
-			return j.ID, err
-		},
-	})
-	if err != nil {
+	j := storage.Job{AccountID: acc.ID, Kind: jobdef.Subtitles, Status: jobdef.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto",
+		Costs: jobdef.Costs{Transcription: costs[0], VoiceCleanup: costs[1], Burn: costs[2]}, EmailAfter: true}
+	if err := (storage.Admissions{DB: db}).Admit(context.Background(), &j, j.Costs.Total()); err != nil {
 		t.Fatal(err)
 	}
 	return j
@@ -65,7 +61,7 @@ func wantCode(t *testing.T, err error, code string) {
 func TestChargeIsAllOrNothingAndOnce(t *testing.T) {
 	a, db := jobsActivities(t)
 	ctx := context.Background()
-	all := []string{workflows.StageTranscription, workflows.StageVoiceCleanup, workflows.StageBurn}
+	all := []string{jobdef.StageTranscription.Name, jobdef.StageVoiceCleanup.Name, jobdef.StageBurn.Name}
 
 	j := admitted(t, db, 10_000, [3]billing.Micros{1000, 0, 2000})
 	for range 3 { // retries and replays
@@ -102,7 +98,7 @@ func TestStartAndFinish(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := reload(t, db, j.ID); got.Status != storage.StatusProcessing || got.StartedAt == nil {
+	if got := reload(t, db, j.ID); got.Status != jobdef.Processing || got.StartedAt == nil {
 		t.Fatalf("after Start: %s", got.Status)
 	}
 
@@ -113,7 +109,7 @@ func TestStartAndFinish(t *testing.T) {
 		}
 	}
 	got := reload(t, db, j.ID)
-	if got.Status != storage.StatusFailed || *got.ErrorCode != problem.NoAudioStream || *got.ErrorMessage != "The media has no audio stream." {
+	if got.Status != jobdef.Failed || *got.ErrorCode != problem.NoAudioStream || *got.ErrorMessage != "The media has no audio stream." {
 		t.Fatalf("after Finish: %+v", got)
 	}
 	if inFlight, _, _ := (storage.Admissions{DB: db}).InFlight(ctx, j.AccountID); inFlight != 0 {
@@ -123,7 +119,7 @@ func TestStartAndFinish(t *testing.T) {
 	if err := a.Finish(ctx, workflows.FinishInput{JobID: j.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if reload(t, db, j.ID).Status != storage.StatusFailed {
+	if reload(t, db, j.ID).Status != jobdef.Failed {
 		t.Fatal("a final status changed")
 	}
 
@@ -132,7 +128,7 @@ func TestStartAndFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = reload(t, db, j.ID)
-	if got.Status != storage.StatusProcessing || got.ErrorCode != nil {
+	if got.Status != jobdef.Processing || got.ErrorCode != nil {
 		t.Fatalf("reopened: %+v", got)
 	}
 	if inFlight, _, _ := (storage.Admissions{DB: db}).InFlight(ctx, j.AccountID); inFlight != 1 {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"parley/i18n"
+	"parley/jobdef"
 	"parley/media"
 	"parley/netguard"
 	"parley/problem"
@@ -45,9 +46,11 @@ func (p *progressWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Download fetches a URL job's media through the SSRF guard, probes it,
-// prices it and reserves the charge, then stores it under the job's key.
+// Download fetches a URL job's media through the SSRF guard, refuses media
+// the job cannot use, prices it and reserves the charge (the same rules as
+// an upload's admission), then stores it under the job's key.
 func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.DownloadResult, error) {
+	defer keepAlive(ctx)()
 	jobs := storage.Jobs{DB: a.DB}
 	job, err := jobs.Get(ctx, in.JobID)
 	if err != nil {
@@ -73,31 +76,37 @@ func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.
 	if err != nil {
 		return workflows.DownloadResult{}, a.downloadError(err)
 	}
-	info, err := a.probe(ctx, path)
-	if err != nil {
+	info, err := a.Tool.Probe(ctx, path)
+	if err := jobdef.Accept(job.Kind, info, err); err != nil {
+		return workflows.DownloadResult{}, a.refused(err)
+	}
+	if err := a.reserve(ctx, &job, info.DurationSec); err != nil {
 		return workflows.DownloadResult{}, err
 	}
-	cost, err := storage.Prices{DB: a.DB}.ForDuration(ctx, storage.PriceTranscription, info.DurationSec)
-	if err != nil {
-		return workflows.DownloadResult{}, err
-	}
-	err = storage.Admissions{DB: a.DB}.Reserve(ctx, job.Kind, job.ID, cost)
-	var short *storage.InsufficientBalanceError
-	if errors.As(err, &short) {
-		return workflows.DownloadResult{}, refuse(a.Catalog, problem.InsufficientBalance, short.Details(), err)
-	}
-	if err != nil {
-		return workflows.DownloadResult{}, err
-	}
-	key := sourceKey(job.ID)
+	key := jobdef.SourceKey(job.ID)
 	if err := a.Objects.PutFile(ctx, key, path, "application/octet-stream"); err != nil {
 		return workflows.DownloadResult{}, err
 	}
-	job.MediaKey, job.DurationSec, job.CostMicros = &key, &info.DurationSec, cost
-	if err := jobs.Update(ctx, &job, "media_key", "duration_sec", "cost_micros"); err != nil {
+	job.MediaKey = &key
+	if err := jobs.Update(ctx, &job, "media_key", "duration_sec", "cost_micros", "cleanup_cost_micros", "burn_cost_micros"); err != nil {
 		return workflows.DownloadResult{}, err
 	}
 	return workflows.DownloadResult{MediaKey: key, DurationSec: info.DurationSec}, nil
+}
+
+// reserve prices every stage of the job for seconds of media and raises its
+// reservation to match; a balance that no longer covers it refuses the job.
+func (a *Media) reserve(ctx context.Context, job *storage.Job, seconds float64) error {
+	return reprice(ctx, a.DB, a.Catalog, job, seconds)
+}
+
+// refused turns a refusal of the job's media into a job failure with its
+// code; other errors stay retryable.
+func (a *Media) refused(err error) error {
+	if p, ok := problem.As(err); ok {
+		return refuse(a.Catalog, p.Code, p.Params, err)
+	}
+	return err
 }
 
 func (a *Media) downloadError(err error) error {
@@ -111,92 +120,81 @@ func (a *Media) downloadError(err error) error {
 	return err // transient: retried, then DOWNLOAD_FAILED
 }
 
-// probe classifies unreadable media and media without sound as job failures.
-func (a *Media) probe(ctx context.Context, path string) (media.Info, error) {
-	info, err := a.Tool.Probe(ctx, path)
-	if errors.Is(err, media.ErrUnreadable) {
-		return info, refuse(a.Catalog, problem.MediaUnreadable, nil, err)
-	}
-	if err != nil {
-		return info, err
-	}
-	if !info.HasAudio {
-		return info, refuse(a.Catalog, problem.NoAudioStream, nil, nil)
-	}
-	return info, nil
-}
-
-// PrepareAudio extracts 16 kHz mono WAV for the engine from in.AudioKey, or
-// from the job's media when that is empty. The media was probed on arrival
-// (upload) or download, so it is not probed again.
-func (a *Media) PrepareAudio(ctx context.Context, in workflows.AudioInput) (workflows.AudioResult, error) {
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+// PrepareAudio extracts 16 kHz mono WAV for the engine from in.SourceKey (the
+// job's media or its cleaned track) and measures its duration from the
+// decoded samples, which is what the job is billed for. The media was probed
+// on arrival (upload) or download, so it is not probed again.
+func (a *Media) PrepareAudio(ctx context.Context, in workflows.PrepareAudioInput) (workflows.AudioResult, error) {
+	defer keepAlive(ctx)()
+	source, err := a.sourceKey(ctx, in.JobID, in.SourceKey)
 	if err != nil {
 		return workflows.AudioResult{}, err
 	}
-	from := in.AudioKey
-	if from == "" && job.MediaKey != nil {
-		from = *job.MediaKey
-	}
-	if from == "" {
-		return workflows.AudioResult{}, fmt.Errorf("job %d has no media", job.ID)
-	}
-	dir, cleanup, err := workDir(a.TempDir, job.ID)
+	dir, cleanup, err := workDir(a.TempDir, in.JobID)
 	if err != nil {
 		return workflows.AudioResult{}, err
 	}
 	defer cleanup()
 	src, wav := filepath.Join(dir, "source"), filepath.Join(dir, "audio.wav")
-	if err := a.Objects.GetFile(ctx, from, src); err != nil {
+	if err := a.Objects.GetFile(ctx, source, src); err != nil {
 		return workflows.AudioResult{}, err
 	}
-	stop := keepAlive(ctx)
-	err = a.Tool.ExtractAudio(ctx, src, wav)
-	stop()
+	if err := a.Tool.ExtractAudio(ctx, src, wav); err != nil {
+		return workflows.AudioResult{}, err
+	}
+	seconds, err := media.WAVDuration(wav)
 	if err != nil {
 		return workflows.AudioResult{}, err
 	}
-	key := audioKey(job.ID)
+	if seconds <= 0 {
+		return workflows.AudioResult{}, refuse(a.Catalog, problem.NoAudioStream, nil, errors.New("the audio decodes to no samples"))
+	}
+	key := jobdef.AudioKey(in.JobID)
 	if err := a.Objects.PutFile(ctx, key, wav, "audio/wav"); err != nil {
 		return workflows.AudioResult{}, err
 	}
-	return workflows.AudioResult{AudioKey: key}, nil
+	return workflows.AudioResult{AudioKey: key, DurationSec: seconds}, nil
+}
+
+// sourceKey is the media an activity works on: the key its input names, or
+// for a workflow started before inputs carried keys, the job's media.
+func (a *Media) sourceKey(ctx context.Context, jobID int64, key string) (string, error) {
+	if key != "" {
+		return key, nil
+	}
+	job, err := storage.Jobs{DB: a.DB}.Get(ctx, jobID)
+	if err != nil {
+		return "", err
+	}
+	if job.MediaKey == nil {
+		return "", fmt.Errorf("job %d has no media", jobID)
+	}
+	return *job.MediaKey, nil
 }
 
 // CleanAudio runs noise reduction on the job's audio track and stores the
 // cleaned track, which both the engine and the burned video then use.
-func (a *Media) CleanAudio(ctx context.Context, in workflows.JobInput) (workflows.AudioResult, error) {
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+func (a *Media) CleanAudio(ctx context.Context, in workflows.CleanAudioInput) (workflows.AudioResult, error) {
+	defer keepAlive(ctx)()
+	source, err := a.sourceKey(ctx, in.JobID, in.SourceKey)
 	if err != nil {
 		return workflows.AudioResult{}, err
 	}
-	dir, cleanup, err := workDir(a.TempDir, job.ID)
+	dir, cleanup, err := workDir(a.TempDir, in.JobID)
 	if err != nil {
 		return workflows.AudioResult{}, err
 	}
 	defer cleanup()
 	src, out := filepath.Join(dir, "source"), filepath.Join(dir, "cleaned.wav")
-	if err := a.Objects.GetFile(ctx, *job.MediaKey, src); err != nil {
+	if err := a.Objects.GetFile(ctx, source, src); err != nil {
 		return workflows.AudioResult{}, err
 	}
-	stop := keepAlive(ctx)
-	err = a.Cleaner.Clean(ctx, src, out)
-	stop()
-	if err != nil {
+	if err := a.Cleaner.Clean(ctx, src, out); err != nil {
 		return workflows.AudioResult{}, err
 	}
-	key := cleanKey(job.ID)
+	key := jobdef.CleanedAudioKey(in.JobID)
 	if err := a.Objects.PutFile(ctx, key, out, "audio/wav"); err != nil {
 		return workflows.AudioResult{}, err
 	}
 	return workflows.AudioResult{AudioKey: key}, nil
-}
-
-// orZero reads an optional column, zero when it is NULL.
-func orZero[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }

@@ -25,7 +25,8 @@ type Speech struct {
 
 // Transcribe runs the engine and stores text, words and detected language on
 // the job (overwriting on retry). It heartbeats while the engine works.
-func (a *Speech) Transcribe(ctx context.Context, in workflows.AudioInput) (workflows.TranscribeResult, error) {
+func (a *Speech) Transcribe(ctx context.Context, in workflows.TranscribeInput) (workflows.TranscribeResult, error) {
+	defer keepAlive(ctx)()
 	jobs := storage.Jobs{DB: a.DB}
 	job, err := jobs.Get(ctx, in.JobID)
 	if err != nil {
@@ -40,9 +41,7 @@ func (a *Speech) Transcribe(ctx context.Context, in workflows.AudioInput) (workf
 	if err := a.Objects.GetFile(ctx, in.AudioKey, wav); err != nil {
 		return workflows.TranscribeResult{}, err
 	}
-	stop := keepAlive(ctx)
 	t, err := a.Engine.Transcribe(ctx, wav, speech.Options{Language: job.LanguageRequested})
-	stop()
 	if err != nil {
 		if speech.IsPermanent(err) && !isCanceled(ctx, err) {
 			if errors.Is(err, speech.ErrUnsupportedLanguage) {

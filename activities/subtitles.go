@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"parley/i18n"
+	"parley/jobdef"
 	"parley/media"
 	"parley/problem"
 	"parley/storage"
@@ -29,28 +30,52 @@ type Subtitles struct {
 	TempDir       string
 }
 
-// BuildSRT turns the job's words into captions and stores them as version 1.
+// BuildSRT turns the job's words into captions and stores them as version
+// 1, once they pass the same rules as an edited SRT: nothing is stored that
+// a client could not have saved.
 func (a *Subtitles) BuildSRT(ctx context.Context, in workflows.JobInput) error {
 	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
 	if err != nil {
 		return err
 	}
-	cues := subtitles.Cues(job.Words)
-	// The decoded audio can outlast the container's duration by a few
-	// milliseconds; captions end with the media, so an edit of this SRT
-	// passes the same check.
-	if d := orZero(job.DurationSec); d > 0 {
-		for i := range cues {
-			cues[i].Start, cues[i].End = min(cues[i].Start, d), min(cues[i].End, d)
-		}
+	duration := orZero(job.DurationSec)
+	srt := subtitles.FormatSRT(clampCues(subtitles.Cues(job.Words), duration))
+	if _, err := subtitles.ParseSRT(srt, duration); err != nil && !isNoCues(err) {
+		return refuse(a.Catalog, problem.Internal, nil, fmt.Errorf("generated captions of job %d break the SRT rules: %w", job.ID, err))
 	}
-	return storage.SubtitleVersions{DB: a.DB}.SaveGenerated(ctx, job.ID, subtitles.FormatSRT(cues))
+	return storage.SubtitleVersions{DB: a.DB}.SaveGenerated(ctx, job.ID, srt)
+}
+
+// clampCues ends captions with the media (the decoded audio can outlast the
+// measured duration by a few milliseconds) and drops a cue left with no
+// time on screen, renumbering the rest.
+func clampCues(cues []subtitles.Cue, duration float64) []subtitles.Cue {
+	if duration <= 0 {
+		return cues
+	}
+	out := cues[:0]
+	for _, c := range cues {
+		c.Start, c.End = min(c.Start, duration), min(c.End, duration)
+		if c.End <= c.Start {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// isNoCues is the parser's refusal of an SRT without captions, which a
+// recording where nothing was said legitimately makes.
+func isNoCues(err error) bool {
+	var parseErr *subtitles.ParseError
+	return errors.As(err, &parseErr) && parseErr.Reason == "no cues"
 }
 
 // Burn renders the current SRT with the job's style and burns it into the
 // source video (with the cleaned audio track when cleanup was requested),
 // writing the run's own object so an earlier output stays valid meanwhile.
 func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows.BurnResult, error) {
+	defer keepAlive(ctx)()
 	jobs := storage.Jobs{DB: a.DB}
 	job, err := jobs.Get(ctx, in.JobID)
 	if err != nil {
@@ -62,8 +87,7 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 	}
 	// Every stored version was checked against the media when it was saved.
 	cues, err := subtitles.ParseSRT(version.SRT, 0)
-	var parseErr *subtitles.ParseError
-	if errors.As(err, &parseErr) && parseErr.Reason == "no cues" {
+	if isNoCues(err) {
 		cues, err = nil, nil // nothing was said: burn the video without captions
 	}
 	if err != nil {
@@ -82,12 +106,19 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 		Video: filepath.Join(dir, "source"), ASS: filepath.Join(dir, "captions.ass"), Out: filepath.Join(dir, "output.mp4"),
 		Progress: func(done float64) { activity.RecordHeartbeat(ctx, done) },
 	}
-	if err := a.Objects.GetFile(ctx, *job.MediaKey, burn.Video); err != nil {
+	source, cleaned := in.SourceKey, in.CleanedAudioKey
+	if source == "" { // a workflow started before inputs carried keys
+		source = orZero(job.MediaKey)
+		if job.UseVoiceCleanup {
+			cleaned = jobdef.CleanedAudioKey(job.ID)
+		}
+	}
+	if err := a.Objects.GetFile(ctx, source, burn.Video); err != nil {
 		return workflows.BurnResult{}, err
 	}
-	if job.UseVoiceCleanup {
+	if cleaned != "" {
 		burn.Audio = filepath.Join(dir, "cleaned.wav")
-		if err := a.Objects.GetFile(ctx, cleanKey(job.ID), burn.Audio); err != nil {
+		if err := a.Objects.GetFile(ctx, cleaned, burn.Audio); err != nil {
 			return workflows.BurnResult{}, err
 		}
 	}
@@ -96,13 +127,10 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 	if err := os.WriteFile(burn.ASS, []byte(ass), 0o600); err != nil {
 		return workflows.BurnResult{}, err
 	}
-	stop := keepAlive(ctx)
-	err = a.Tool.Burn(ctx, burn)
-	stop()
-	if err != nil {
+	if err := a.Tool.Burn(ctx, burn); err != nil {
 		return workflows.BurnResult{}, err
 	}
-	key := outputKey(job.ID, in.Run)
+	key := jobdef.OutputKey(job.ID, in.Run)
 	if err := a.Objects.PutFile(ctx, key, burn.Out, "video/mp4"); err != nil {
 		return workflows.BurnResult{}, err
 	}
@@ -127,9 +155,8 @@ func (a *Subtitles) style(ctx context.Context, job *storage.Job) (subtitles.Styl
 }
 
 // Publish makes a finished burn run the job's output video.
-func (a *Subtitles) Publish(ctx context.Context, in workflows.BurnInput) error {
-	key := outputKey(in.JobID, in.Run)
-	job := storage.Job{ID: in.JobID, OutputKey: &key}
+func (a *Subtitles) Publish(ctx context.Context, in workflows.PublishInput) error {
+	job := storage.Job{ID: in.JobID, OutputKey: &in.OutputKey}
 	return storage.Jobs{DB: a.DB}.Update(ctx, &job, "output_key")
 }
 

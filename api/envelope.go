@@ -38,7 +38,7 @@ func respond(c *gin.Context, status int, data any) {
 func (s *Server) fail(c *gin.Context, err error) {
 	p := s.classify(err)
 	entry := s.entry(c).WithField("code", p.Code)
-	if p.Status() >= http.StatusInternalServerError {
+	if statusOf(p) >= http.StatusInternalServerError {
 		entry.WithError(err).Error("request failed")
 	} else if p.Cause != nil {
 		entry.WithError(p.Cause).Debug("request refused")
@@ -52,7 +52,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if acc, ok := accountFrom(c); ok {
 		prefs = append(prefs, acc.Locale)
 	}
-	c.AbortWithStatusJSON(p.Status(), envelope{
+	c.AbortWithStatusJSON(statusOf(p), envelope{
 		OK: false,
 		Error: &envelopeError{
 			Code:      p.Code,

@@ -1,3 +1,5 @@
+//go:build integration
+
 package api
 
 import (
@@ -14,6 +16,7 @@ import (
 
 	"parley/config"
 	"parley/i18n"
+	"parley/storage"
 	"parley/testenv"
 )
 
@@ -76,7 +79,7 @@ func newHarnessWith(t *testing.T, db *bun.DB, cfg config.Config, clk *clock) *ha
 		t.Fatal(err)
 	}
 	srv := NewServer(Deps{
-		Config: cfg, DB: db, Objects: testenv.Objects(t), Temporal: testenv.Temporal(t),
+		Config: cfg, Store: storage.NewStore(db), Objects: testenv.Objects(t), Temporal: testenv.Temporal(t),
 		Catalog: catalog, Log: testenv.Logger(), Version: "test", Now: clk.Now,
 	})
 	h := &harness{t: t, db: db, cfg: cfg, clock: clk, srv: srv, http: httptest.NewServer(srv.Handler())}

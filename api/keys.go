@@ -22,12 +22,16 @@ func (s *Server) listKeys(c *gin.Context) {
 	if caller.HasScope(apikey.AdminKeys) {
 		account = ""
 	}
-	keys, err := s.keys.List(c, account)
+	keys, err := s.store.Keys.List(c, account)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusOK, keys)
+	out := make([]KeyJSON, len(keys))
+	for i, k := range keys {
+		out[i] = KeyView(k)
+	}
+	respond(c, http.StatusOK, out)
 }
 
 type createKeyRequest struct {
@@ -51,12 +55,12 @@ func (s *Server) createKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	issued, err := s.keys.Issue(c, spec)
+	issued, err := s.store.Keys.Issue(c, spec)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusCreated, issued)
+	respond(c, http.StatusCreated, IssuedKeyView(issued))
 }
 
 // keySpec validates a create request against what the calling key may grant.
@@ -82,7 +86,7 @@ func (s *Server) keySpec(c *gin.Context, caller storage.APIKey, req createKeyReq
 		if !isAdmin {
 			return spec, problem.Invalid("account_id", "only an admin key with admin:keys may issue keys for another account")
 		}
-		if _, err := s.accounts.Get(c, req.AccountID); err != nil {
+		if _, err := s.store.Accounts.Get(c, req.AccountID); err != nil {
 			if errors.Is(err, storage.ErrNotFound) {
 				return spec, problem.Invalid("account_id", "no such account")
 			}
@@ -150,10 +154,10 @@ func (s *Server) revokeKey(c *gin.Context) {
 	if caller.HasScope(apikey.AdminKeys) {
 		account = ""
 	}
-	k, err := s.keys.Revoke(c, id, account, s.now())
+	k, err := s.store.Keys.Revoke(c, id, account, s.now())
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusOK, k)
+	respond(c, http.StatusOK, KeyView(k))
 }

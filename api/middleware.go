@@ -118,7 +118,7 @@ func (s *Server) identify(c *gin.Context) error {
 	if !ok {
 		return problem.New(problem.InvalidAPIKey, nil)
 	}
-	key, err := s.keys.ByPrefix(c, prefix)
+	key, err := s.store.Keys.ByPrefix(c, prefix)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return problem.New(problem.InvalidAPIKey, nil)

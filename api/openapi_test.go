@@ -192,7 +192,7 @@ func TestOpenAPIResponseCodes(t *testing.T) {
 				t.Errorf("%s %s: unknown error code %q", where, status, code)
 				continue
 			}
-			if got := problem.New(code, nil).Status(); got != want {
+			if got := statusOf(problem.New(code, nil)); got != want {
 				t.Errorf("%s: %s is documented under %d but answers %d (%s)", where, code, want, got, http.StatusText(got))
 			}
 		}

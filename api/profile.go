@@ -7,16 +7,12 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"parley/billing"
+	"parley/jobdef"
 )
 
-// Job kinds, shared with the job tables and admissions.
-const (
-	JobKindTranscription = "transcription"
-	JobKindSubtitles     = "subtitles"
-)
-
-// Services named in spend_by_service. Ledger charges carry one of these.
-var profileServices = []string{"transcription", "voice_isolator", "subtitle_burn", "voice_minute", "sms"}
+// profileServices are named in spend_by_service even before any spend:
+// every job stage's service, and the voice and SMS services.
+var profileServices = append(jobdef.Services(), billing.ServiceVoiceMinute, billing.ServiceSMS)
 
 type profileJSON struct {
 	ID       string      `json:"id"`
@@ -48,12 +44,12 @@ type usageJSON struct {
 func (s *Server) getProfile(c *gin.Context) {
 	acc, _ := accountFrom(c)
 	since := s.now().Add(-30 * 24 * time.Hour)
-	spend, err := s.ledger.SpendByService(c, acc.ID, since)
+	spend, err := s.store.Ledger.SpendByService(c, acc.ID, since)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	jobs, err := s.admissions.CountAdmitted(c, acc.ID, since)
+	jobs, err := s.store.Admissions.CountAdmitted(c, acc.ID, since)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -65,8 +61,8 @@ func (s *Server) getProfile(c *gin.Context) {
 	}
 	u := usageJSON{
 		SpendByService: map[string]float64{},
-		Transcriptions: jobs[JobKindTranscription],
-		SubtitleJobs:   jobs[JobKindSubtitles],
+		Transcriptions: jobs[jobdef.Transcription],
+		SubtitleJobs:   jobs[jobdef.Subtitles],
 		APIRequests:    requests,
 		APIErrors:      errs,
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"parley/jobdef"
 	"parley/storage"
 )
 
@@ -41,12 +42,12 @@ func (s *Server) listRunning(c *gin.Context) {
 		s.fail(c, rateLimited(pollFloor))
 		return
 	}
-	jobs, err := storage.Jobs{DB: s.db}.Running(c, key.AccountID)
+	jobs, err := s.store.Jobs.Running(c, key.AccountID)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	inFlight, limit, err := s.admissions.InFlight(c, key.AccountID)
+	inFlight, limit, err := s.store.Admissions.InFlight(c, key.AccountID)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -73,7 +74,7 @@ func runningView(j storage.Job) runningRow {
 	if j.LanguageDetected != nil {
 		r.Language = *j.LanguageDetected
 	}
-	if j.Kind == storage.JobSubtitles {
+	if j.Kind == jobdef.Subtitles {
 		cleanup := j.UseVoiceCleanup
 		r.Kind, r.VideoDurationSec, r.VoiceCleanupUsed = "subtitles", j.DurationSec, &cleanup
 	} else {

@@ -9,13 +9,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
-	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
+	"parley/admit"
 	"parley/apikey"
 	"parley/config"
 	"parley/i18n"
-	"parley/media"
 	"parley/medialink"
 	"parley/netguard"
 	"parley/storage"
@@ -26,19 +25,14 @@ type HealthChecker interface {
 	Health(ctx context.Context) error
 }
 
-// Prober reads the streams of a media file.
-type Prober interface {
-	Probe(ctx context.Context, path string) (media.Info, error)
-}
-
 // Deps are what the API needs from the process.
 type Deps struct {
 	Config   config.Config
-	DB       *bun.DB
+	Store    storage.Store
 	Objects  *storage.Objects
 	Temporal client.Client
 	Speech   HealthChecker
-	Media    Prober
+	Media    admit.Prober
 	Catalog  *i18n.Catalog
 	Log      *logrus.Logger
 	Version  string
@@ -49,12 +43,11 @@ type Deps struct {
 // Server holds the handlers' dependencies.
 type Server struct {
 	cfg      config.Config
-	db       *bun.DB
+	store    storage.Store
 	objects  *storage.Objects
 	temporal client.Client
 	speech   HealthChecker
-	media    Prober
-	guard    netguard.Guard
+	jobs     *admit.Service
 	links    medialink.Signer
 	catalog  *i18n.Catalog
 	log      *logrus.Logger
@@ -62,13 +55,9 @@ type Server struct {
 	started  time.Time
 	now      func() time.Time
 
-	accounts   storage.Accounts
-	keys       storage.Keys
-	ledger     storage.Ledger
-	admissions storage.Admissions
-	limiter    RateLimiter
-	keyUse     *storage.UsageBatcher
-	usage      *storage.UsageRecorder
+	limiter RateLimiter
+	keyUse  *storage.UsageBatcher
+	usage   *storage.UsageRecorder
 }
 
 // NewServer wires a Server.
@@ -78,17 +67,17 @@ func NewServer(d Deps) *Server {
 		now = time.Now
 	}
 	return &Server{
-		cfg: d.Config, db: d.DB, objects: d.Objects, temporal: d.Temporal, speech: d.Speech, media: d.Media,
-		guard:   netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
+		cfg: d.Config, store: d.Store, objects: d.Objects, temporal: d.Temporal, speech: d.Speech,
+		jobs: admit.New(admit.Deps{
+			Jobs: d.Store.Jobs, Admissions: d.Store.Admissions, Prices: d.Store.Prices,
+			Objects: d.Objects, Media: d.Media, Temporal: d.Temporal, Catalog: d.Catalog, Log: d.Log,
+			Guard: netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
+		}),
 		links:   medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
 		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
-		accounts:   storage.Accounts{DB: d.DB},
-		keys:       storage.Keys{DB: d.DB},
-		ledger:     storage.Ledger{DB: d.DB},
-		admissions: storage.Admissions{DB: d.DB},
-		limiter:    RateLimiter{Counters: storage.RateCounters{DB: d.DB}, Tiers: d.Config.RateTiers, Now: now},
-		keyUse:     storage.NewUsageBatcher(d.DB),
-		usage:      storage.NewUsageRecorder(d.DB),
+		limiter: RateLimiter{Counters: d.Store.RateCounters, Tiers: d.Config.RateTiers, Now: now},
+		keyUse:  d.Store.NewUsageBatcher(),
+		usage:   d.Store.NewUsageRecorder(),
 	}
 }
 

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,11 +11,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/billing"
+	"parley/admit"
+	"parley/jobdef"
 	"parley/problem"
 	"parley/storage"
 	"parley/subtitles"
-	"parley/workflows"
 )
 
 type reburnErrorJSON struct {
@@ -53,8 +52,8 @@ type subtitleJSON struct {
 func (s *Server) subtitleView(j storage.Job) subtitleJSON {
 	v := subtitleJSON{
 		ID: j.ID, Service: "subtitles", Status: j.Status, FileName: j.FileName, VideoDurationSec: j.DurationSec,
-		UsedVoiceCleanup: j.UseVoiceCleanup, VoiceCleanupCostUSD: j.CleanupCostMicros.CostString(),
-		BurnCostUSD: j.BurnCostMicros.CostString(), TranscriptionCostUSD: j.CostMicros.CostString(),
+		UsedVoiceCleanup: j.UseVoiceCleanup, VoiceCleanupCostUSD: j.Costs.VoiceCleanup.CostString(),
+		BurnCostUSD: j.Costs.Burn.CostString(), TranscriptionCostUSD: j.Costs.Transcription.CostString(),
 		Language: languageJSON{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
 		Style:    j.Style, StyleNote: j.StyleNote, BurnRuns: j.BurnRuns, Source: j.Source,
 		EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
@@ -90,70 +89,46 @@ func (s *Server) createSubtitles(c *gin.Context) {
 		s.fail(c, problem.New(problem.MultipartRequired, nil))
 		return
 	}
-	job, err := newJobRow(c, storage.JobSubtitles)
+	up, err := s.receiveUpload(c, subtitleFields...)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	job.BurnRuns = 1
-	nj, up, err := s.fromUpload(c, job, subtitleFields, s.subtitlesFromUpload)
+	req, err := subtitlesRequest(c, up)
+	if err != nil {
+		s.discard(c, up)
+		s.fail(c, err)
+		return
+	}
+	job, err := s.jobs.Subtitles(c, req)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.submit(c, nj, up)
+	accepted(c, job)
 }
 
-func (s *Server) subtitlesFromUpload(c *gin.Context, job storage.Job, up *upload) (newJob, error) {
-	if err := applyTranscriptionFields(&job, up.fields); err != nil {
-		return newJob{}, err
+// subtitlesRequest binds the form fields of a subtitle upload.
+func subtitlesRequest(c *gin.Context, up *upload) (admit.SubtitlesRequest, error) {
+	req := admit.SubtitlesRequest{Upload: admit.Upload{Key: up.objectKey, FileName: up.fileName, Digest: up.digest}}
+	var err error
+	if req.Options, err = jobOptions(c, up.fields); err != nil {
+		return req, err
 	}
-	cleanup, err := parseBool("use_voice_cleanup", up.fields["use_voice_cleanup"])
-	if err != nil {
-		return newJob{}, err
+	if req.VoiceCleanup, err = parseBool("use_voice_cleanup", up.fields["use_voice_cleanup"]); err != nil {
+		return req, err
 	}
-	style, err := subtitles.ParseStyle(up.fields["style"])
+	req.Style, err = subtitles.ParseStyle(up.fields["style"])
 	var styleErr *subtitles.StyleError
 	if errors.As(err, &styleErr) {
-		return newJob{}, problem.Invalid(strings.TrimSuffix("style."+styleErr.Key, "."), styleErr.Reason)
+		return req, problem.Invalid(strings.TrimSuffix("style."+styleErr.Key, "."), styleErr.Reason)
 	}
-	if err != nil {
-		return newJob{}, err
-	}
-	styleJSON, err := json.Marshal(style)
-	if err != nil {
-		return newJob{}, err
-	}
-	info, err := s.probeUpload(c, up, true)
-	if err != nil {
-		return newJob{}, err
-	}
-	// Every active stage is priced now; cleanup only when asked for.
-	stages := map[string]*billing.Micros{storage.PriceTranscription: &job.CostMicros, storage.PriceSubtitleBurn: &job.BurnCostMicros}
-	if cleanup {
-		stages[storage.PriceVoiceCleanup] = &job.CleanupCostMicros
-	}
-	for item, cost := range stages {
-		if *cost, err = (storage.Prices{DB: s.db}).ForDuration(c, item, info.DurationSec); err != nil {
-			return newJob{}, err
-		}
-	}
-	job.DurationSec, job.Width, job.Height = &info.DurationSec, &info.Width, &info.Height
-	job.UseVoiceCleanup, job.Style = cleanup, styleJSON
-	job.RequestHash = requestHash("subtitles", up.digest, up.fileName, job.LanguageRequested, string(styleJSON),
-		strconv.FormatBool(cleanup), strconv.FormatBool(job.EmailAfter), strconv.FormatBool(job.SMSAfter))
-	return newJob{
-		job: job, estimate: job.CostMicros + job.CleanupCostMicros + job.BurnCostMicros, workflow: "SubtitlesWorkflow",
-		workflowID: workflows.SubtitlesWorkflowID,
-		input: func(id int64) any {
-			return workflows.SubtitlesInput{JobID: id, VoiceCleanup: cleanup}
-		},
-	}, nil
+	return req, err
 }
 
 func (s *Server) listSubtitles(c *gin.Context) {
 	key, _ := keyFrom(c)
-	jobs, err := storage.Jobs{DB: s.db}.List(c, key.AccountID, storage.JobSubtitles, listLimit)
+	jobs, err := s.store.Jobs.List(c, key.AccountID, jobdef.Subtitles, listLimit)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -166,7 +141,7 @@ func (s *Server) listSubtitles(c *gin.Context) {
 }
 
 func (s *Server) getSubtitle(c *gin.Context) {
-	job, err := s.ownedJob(c, storage.JobSubtitles)
+	job, err := s.ownedJob(c, jobdef.Subtitles)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -174,19 +149,21 @@ func (s *Server) getSubtitle(c *gin.Context) {
 	respond(c, http.StatusOK, s.subtitleView(job))
 }
 
-func (s *Server) deleteSubtitle(c *gin.Context) { s.deleteJob(c, storage.JobSubtitles) }
+func (s *Server) deleteSubtitle(c *gin.Context) { s.deleteJob(c, jobdef.Subtitles) }
 
 func (s *Server) getSRT(c *gin.Context) {
-	job, err := s.ownedJob(c, storage.JobSubtitles)
+	job, err := s.ownedJob(c, jobdef.Subtitles)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	v, err := storage.SubtitleVersions{DB: s.db}.Latest(c, job.ID)
-	if errors.Is(err, storage.ErrNotFound) {
+	// Only a completed job's captions are served (a job being re-burned
+	// completed before): a failed job's transcript is not the client's.
+	if job.Status != jobdef.Done && (job.Status != jobdef.Burning || job.CompletedAt == nil) {
 		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": job.Status}))
 		return
 	}
+	v, err := s.store.Versions.Latest(c, job.ID)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -207,12 +184,12 @@ func (s *Server) putSRT(c *gin.Context) {
 		}))
 		return
 	}
-	job, err := s.ownedJob(c, storage.JobSubtitles)
+	job, err := s.ownedJob(c, jobdef.Subtitles)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if job.Status != storage.StatusDone {
+	if job.Status != jobdef.Done {
 		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": job.Status}))
 		return
 	}
@@ -235,7 +212,7 @@ func (s *Server) putSRT(c *gin.Context) {
 	}
 	// Stored as the canonical rendering of what was parsed, so what is
 	// burned is exactly what GET returns.
-	v, err := storage.SubtitleVersions{DB: s.db}.SaveEdit(c, job.ID, subtitles.FormatSRT(cues))
+	v, err := s.store.Versions.SaveEdit(c, job.ID, subtitles.FormatSRT(cues))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -250,27 +227,9 @@ func (s *Server) reburn(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	jobs := storage.Jobs{DB: s.db}
-	run, current, ok, err := jobs.StartReburn(c, key.AccountID, id)
-	switch {
-	case err != nil:
+	if _, err := s.jobs.Reburn(c, key.AccountID, id); err != nil {
 		s.fail(c, err)
 		return
-	case !ok && current.Status == storage.StatusBurning && current.CompletedAt != nil:
-		s.fail(c, problem.New(problem.ReburnInProgress, nil))
-		return
-	case !ok:
-		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": current.Status}))
-		return
 	}
-	wid := workflows.ReburnWorkflowID(id, run)
-	if err := s.startWorkflow(c, wid, "ReburnWorkflow", workflows.ReburnInput{JobID: id, Run: run}); err != nil {
-		if rerr := jobs.EndReburn(context.WithoutCancel(c), id, "", ""); rerr != nil {
-			s.entry(c).WithError(rerr).Error("could not return job to done after a failed reburn start")
-		}
-		s.fail(c, problem.Wrap(problem.ServiceUnavailable, err))
-		return
-	}
-	s.entry(c).WithFields(map[string]any{"job_id": id, "workflow_id": wid}).Info("reburn started")
 	respond(c, http.StatusOK, gin.H{"id": id, "reburned": true})
 }

@@ -1,22 +1,18 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"path"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"parley/billing"
-	"parley/netguard"
+	"parley/admit"
+	"parley/jobdef"
 	"parley/problem"
 	"parley/storage"
 	"parley/transcript"
-	"parley/workflows"
 )
 
 type languageJSON struct {
@@ -51,13 +47,13 @@ type transcriptionJSON struct {
 func transcriptionView(j storage.Job, withWords bool) transcriptionJSON {
 	v := transcriptionJSON{
 		ID: j.ID, Service: "speech-to-text", Status: j.Status, Kind: j.InputKind, FileName: j.FileName,
-		SourceURL: j.SourceURL, AudioDurationSec: j.DurationSec, CostUSD: j.CostMicros.CostString(),
+		SourceURL: j.SourceURL, AudioDurationSec: j.DurationSec, CostUSD: j.Costs.Transcription.CostString(),
 		Language: languageJSON{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
 		Source:   j.Source, EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
 		CreatedAt: j.CreatedAt.UTC(), StartedAt: utcPtr(j.StartedAt), CompletedAt: utcPtr(j.CompletedAt),
 		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage,
 	}
-	if j.Status == storage.StatusDone {
+	if j.Status == jobdef.Done {
 		v.TranscriptText = j.TranscriptText
 		if withWords {
 			v.Words = j.Words
@@ -80,18 +76,27 @@ func utcPtr(t *time.Time) *time.Time {
 var transcribeFields = []string{"language", "email_after", "sms_after"}
 
 func (s *Server) createTranscription(c *gin.Context) {
-	job, err := newJobRow(c, storage.JobTranscription)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var nj newJob
-	var up *upload
+	var req admit.TranscriptionRequest
+	var err error
 	switch mediaType(c) {
 	case "multipart/form-data":
-		nj, up, err = s.fromUpload(c, job, transcribeFields, s.transcriptionFromUpload)
+		var up *upload
+		if up, err = s.receiveUpload(c, transcribeFields...); err != nil {
+			break
+		}
+		req.Upload = &admit.Upload{Key: up.objectKey, FileName: up.fileName, Digest: up.digest}
+		req.Options, err = jobOptions(c, up.fields)
+		if err != nil {
+			s.discard(c, up)
+		}
 	case "application/json":
-		nj, err = s.transcriptionFromURL(c, job)
+		var body transcribeURLRequest
+		if err = bindJSON(c, &body); err != nil {
+			break
+		}
+		req.URL = body.URL
+		req.Options, err = jobOptions(c, map[string]string{"language": body.Language})
+		req.EmailAfter, req.SMSAfter = body.EmailAfter, body.SMSAfter
 	default:
 		err = problem.New(problem.UnsupportedMediaType, map[string]any{
 			"contentType": c.GetHeader("Content-Type"), "expected": "multipart/form-data or application/json",
@@ -101,24 +106,12 @@ func (s *Server) createTranscription(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.submit(c, nj, up)
-}
-
-func (s *Server) transcriptionFromUpload(c *gin.Context, job storage.Job, up *upload) (newJob, error) {
-	if err := applyTranscriptionFields(&job, up.fields); err != nil {
-		return newJob{}, err
-	}
-	info, err := s.probeUpload(c, up, false)
+	job, err := s.jobs.Transcription(c, req)
 	if err != nil {
-		return newJob{}, err
+		s.fail(c, err)
+		return
 	}
-	job.DurationSec = &info.DurationSec
-	if job.CostMicros, err = (storage.Prices{DB: s.db}).ForDuration(c, storage.PriceTranscription, info.DurationSec); err != nil {
-		return newJob{}, err
-	}
-	job.RequestHash = requestHash("file", up.digest, up.fileName, job.LanguageRequested,
-		strconv.FormatBool(job.EmailAfter), strconv.FormatBool(job.SMSAfter))
-	return transcriptionJob(job, job.CostMicros, false), nil
+	accepted(c, job)
 }
 
 type transcribeURLRequest struct {
@@ -128,60 +121,9 @@ type transcribeURLRequest struct {
 	SMSAfter   bool   `json:"sms_after"`
 }
 
-func (s *Server) transcriptionFromURL(c *gin.Context, job storage.Job) (newJob, error) {
-	var req transcribeURLRequest
-	if err := bindJSON(c, &req); err != nil {
-		return newJob{}, err
-	}
-	if req.URL == "" {
-		return newJob{}, problem.Invalid("url", "is required")
-	}
-	lang, err := parseLanguage(req.Language)
-	if err != nil {
-		return newJob{}, err
-	}
-	if err := s.guard.CheckContext(c, req.URL); err != nil {
-		if errors.Is(err, netguard.ErrNotAllowed) || errors.Is(err, netguard.ErrYTDLPMissing) {
-			return newJob{}, &problem.Error{Code: problem.URLNotAllowed, Params: map[string]any{"reason": netguard.ClientMessage(err)},
-				Details: map[string]any{"reason": netguard.ClientMessage(err)}, Cause: err}
-		}
-		return newJob{}, problem.Wrap(problem.DownloadFailed, err)
-	}
-	u, _ := url.Parse(req.URL)
-	job.InputKind, job.SourceURL, job.FileName = "url", &req.URL, path.Base(u.Path)
-	if job.FileName == "/" || job.FileName == "." {
-		job.FileName = u.Hostname()
-	}
-	job.LanguageRequested, job.EmailAfter, job.SMSAfter = lang, req.EmailAfter, req.SMSAfter
-	job.RequestHash = requestHash("url", req.URL, lang, strconv.FormatBool(req.EmailAfter), strconv.FormatBool(req.SMSAfter))
-	// The size, and so the price, is known once the workflow has downloaded
-	// the media; it reserves the charge then.
-	return transcriptionJob(job, 0, true), nil
-}
-
-func applyTranscriptionFields(job *storage.Job, fields map[string]string) error {
-	var err error
-	if job.LanguageRequested, err = parseLanguage(fields["language"]); err != nil {
-		return err
-	}
-	if job.EmailAfter, err = parseBool("email_after", fields["email_after"]); err != nil {
-		return err
-	}
-	job.SMSAfter, err = parseBool("sms_after", fields["sms_after"])
-	return err
-}
-
-func transcriptionJob(job storage.Job, estimate billing.Micros, fromURL bool) newJob {
-	return newJob{
-		job: job, estimate: estimate, workflow: "TranscriptionWorkflow",
-		workflowID: workflows.TranscriptionWorkflowID,
-		input:      func(id int64) any { return workflows.TranscriptionInput{JobID: id, FromURL: fromURL} },
-	}
-}
-
 func (s *Server) listTranscriptions(c *gin.Context) {
 	key, _ := keyFrom(c)
-	jobs, err := storage.Jobs{DB: s.db}.List(c, key.AccountID, storage.JobTranscription, listLimit)
+	jobs, err := s.store.Jobs.List(c, key.AccountID, jobdef.Transcription, listLimit)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -193,18 +135,8 @@ func (s *Server) listTranscriptions(c *gin.Context) {
 	respond(c, http.StatusOK, gin.H{"jobs": out})
 }
 
-// ownedJob loads the caller's job named by the path, or NOT_FOUND.
-func (s *Server) ownedJob(c *gin.Context, kind string) (storage.Job, error) {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return storage.Job{}, err
-	}
-	key, _ := keyFrom(c)
-	return storage.Jobs{DB: s.db}.GetOwned(c, key.AccountID, kind, id)
-}
-
 func (s *Server) getTranscription(c *gin.Context) {
-	job, err := s.ownedJob(c, storage.JobTranscription)
+	job, err := s.ownedJob(c, jobdef.Transcription)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -213,25 +145,11 @@ func (s *Server) getTranscription(c *gin.Context) {
 }
 
 func (s *Server) deleteTranscription(c *gin.Context) {
-	s.deleteJob(c, storage.JobTranscription)
-}
-
-func (s *Server) deleteJob(c *gin.Context, kind string) {
-	id, err := pathID(c, "id")
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	key, _ := keyFrom(c)
-	if err := (storage.Jobs{DB: s.db}).SoftDelete(c, key.AccountID, kind, id); err != nil {
-		s.fail(c, err)
-		return
-	}
-	respond(c, http.StatusOK, gin.H{"id": id, "deleted": true})
+	s.deleteJob(c, jobdef.Transcription)
 }
 
 func (s *Server) exportTranscription(c *gin.Context) {
-	job, err := s.ownedJob(c, storage.JobTranscription)
+	job, err := s.ownedJob(c, jobdef.Transcription)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -242,7 +160,7 @@ func (s *Server) exportTranscription(c *gin.Context) {
 		s.fail(c, problem.Invalid("format", "must be one of txt, md, srt, vtt, json"))
 		return
 	}
-	if job.Status != storage.StatusDone {
+	if job.Status != jobdef.Done {
 		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": job.Status}))
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,22 @@ type Config struct {
 	URLAllowPrefixes []netip.Prefix
 
 	RateTiers RateTiers
+
+	// WorkerActivities bounds the activities one worker runs at once.
+	WorkerActivities int
+}
+
+// minSecretLen is the shortest signing secret accepted: 32 characters of a
+// random value carry far more than the 128 bits an HMAC key needs.
+const minSecretLen = 32
+
+// CheckSigningSecrets refuses to run the API with a missing or short
+// signing secret: a guessable key would let anyone mint media links.
+func (c Config) CheckSigningSecrets() error {
+	if len(c.MediaSecret) < minSecretLen {
+		return fmt.Errorf("PARLEY_MEDIA_SECRET must be set to at least %d random characters (make dev generates one)", minSecretLen)
+	}
+	return nil
 }
 
 // Var documents one environment variable.
@@ -63,7 +80,7 @@ var Vars = []Var{
 	{"MINIO_SECRET_KEY", "parley-secret", "object store secret key"},
 	{"MINIO_BUCKET", "parley", "bucket for media (created at start when missing)"},
 	{"MINIO_USE_SSL", "false", "use TLS to reach the object store"},
-	{"PARLEY_MEDIA_SECRET", "dev-media-secret-change-me", "HMAC key that signs media links; set a long random value in production"},
+	{"PARLEY_MEDIA_SECRET", "", "HMAC key that signs media links: at least 32 random characters; the API refuses to start without it (make dev generates one)"},
 	{"PARLEY_MEDIA_LINK_TTL", "168h", "lifetime of a signed media link"},
 	{"PARLEY_MAX_UPLOAD_BYTES", "524288000", "largest accepted upload or download (500 MB)"},
 	{"PARLEY_SPEECH_ENGINE", "pocketsphinx", "speech engine: pocketsphinx (offline), openai, elevenlabs"},
@@ -74,6 +91,7 @@ var Vars = []Var{
 	{"PARLEY_ELEVENLABS_API_KEY", "", "ElevenLabs API key"},
 	{"PARLEY_ELEVENLABS_MODEL", "scribe_v1", "ElevenLabs speech-to-text model"},
 	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
+	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once; empty means twice the machine's cores (ffmpeg and the engine are CPU-bound)"},
 	{"PARLEY_RATE_TIERS", "standard=60/1000,pro=600/10000,unlimited=0/0", "per-key requests per minute/hour for each tier; 0 means no limit"},
 }
 
@@ -125,6 +143,12 @@ func Load() (Config, error) {
 	}
 	if c.RateTiers, err = ParseRateTiers(get("PARLEY_RATE_TIERS")); err != nil {
 		return c, fmt.Errorf("PARLEY_RATE_TIERS: %w", err)
+	}
+	c.WorkerActivities = 2 * runtime.NumCPU()
+	if v := os.Getenv("PARLEY_WORKER_ACTIVITIES"); v != "" {
+		if c.WorkerActivities, err = strconv.Atoi(v); err != nil || c.WorkerActivities <= 0 {
+			return c, fmt.Errorf("PARLEY_WORKER_ACTIVITIES: want a positive integer")
+		}
 	}
 	return c, nil
 }

@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 // Benchmarks for the performance targets of the transcription and subtitle
@@ -26,6 +28,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"parley/billing"
+	"parley/jobdef"
 	"parley/media"
 	"parley/medialink"
 	"parley/speech"
@@ -153,9 +156,9 @@ func BenchmarkListTranscriptions(b *testing.B) {
 	for i := range 60 {
 		d := 61.5
 		lang := "en"
-		j := storage.Job{AccountID: acc.ID, Kind: storage.JobTranscription, Status: storage.StatusDone, InputKind: "file",
+		j := storage.Job{AccountID: acc.ID, Kind: jobdef.Transcription, Status: jobdef.Done, InputKind: "file",
 			FileName: fmt.Sprintf("call-%d.wav", i), Source: "api", LanguageRequested: "auto", LanguageDetected: &lang,
-			DurationSec: &d, TranscriptText: strings.Repeat("words in a transcript ", 40), CostMicros: 6150}
+			DurationSec: &d, TranscriptText: strings.Repeat("words in a transcript ", 40), Costs: jobdef.Costs{Transcription: 6150}}
 		if err := (storage.Jobs{DB: p.db}).Insert(context.Background(), &j); err != nil {
 			b.Fatal(err)
 		}

@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -14,6 +16,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"parley/billing"
+	"parley/jobdef"
 	"parley/media"
 	"parley/testenv"
 	"parley/workflows"
@@ -127,7 +130,7 @@ func TestWorkerKilledDuringBurn(t *testing.T) {
 	for _, c := range p.charges(created.ID) {
 		stages[*c.Stage]++
 	}
-	if len(stages) != 2 || stages[workflows.StageTranscription] != 1 || stages[workflows.StageBurn] != 1 {
+	if len(stages) != 2 || stages[jobdef.StageTranscription.Name] != 1 || stages[jobdef.StageBurn.Name] != 1 {
 		t.Fatalf("stage charges after a killed worker: %v", stages)
 	}
 }

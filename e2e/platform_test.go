@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -80,7 +82,7 @@ func startPlatform(t testing.TB, o options) *platform {
 	p.api = httptest.NewUnstartedServer(nil)
 	p.cfg.BaseURL = "http://" + p.api.Listener.Addr().String()
 	srv := api.NewServer(api.Deps{
-		Config: p.cfg, DB: p.db, Objects: p.objects, Temporal: p.temporal, Speech: engine, Media: tool,
+		Config: p.cfg, Store: storage.NewStore(p.db), Objects: p.objects, Temporal: p.temporal, Speech: engine, Media: tool,
 		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
 	})
 	p.api.Config.Handler = srv.Handler()
@@ -93,7 +95,7 @@ func startPlatform(t testing.TB, o options) *platform {
 			Media:     &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
 			Speech:    &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog},
 			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
-		})
+		}, p.cfg.WorkerActivities)
 		if err := p.worker.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,12 @@
-// Package problem is the platform's error vocabulary: stable codes, the HTTP
-// status each maps to, client-safe details, and the internal cause that is
+// Package problem is the platform's error vocabulary: stable codes, client-safe
+// details, and the internal cause that is
 // logged but never sent. API handlers and activities both speak it.
 package problem
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
+	"slices"
 )
 
 // Codes of the envelope's error.code and of failed jobs' error_code.
@@ -45,49 +45,44 @@ const (
 	Internal              = "INTERNAL_ERROR"
 )
 
-var statusOf = map[string]int{
-	Unauthorized:          http.StatusUnauthorized,
-	InvalidAPIKey:         http.StatusUnauthorized,
-	InsufficientScope:     http.StatusForbidden,
-	ValidationError:       http.StatusBadRequest,
-	InvalidScope:          http.StatusBadRequest,
-	InvalidExpiry:         http.StatusBadRequest,
-	MultipartRequired:     http.StatusBadRequest,
-	UnsupportedMediaType:  http.StatusUnsupportedMediaType,
-	MediaLinkInvalid:      http.StatusForbidden,
-	RangeNotSatisfiable:   http.StatusRequestedRangeNotSatisfiable,
-	NotFound:              http.StatusNotFound,
-	MethodNotAllowed:      http.StatusMethodNotAllowed,
-	Conflict:              http.StatusConflict,
-	JobNotDone:            http.StatusConflict,
-	ReburnInProgress:      http.StatusConflict,
-	IdempotencyKeyReused:  http.StatusUnprocessableEntity,
-	FileTooLarge:          http.StatusRequestEntityTooLarge,
-	NoAudioStream:         http.StatusUnprocessableEntity,
-	MediaUnreadable:       http.StatusUnprocessableEntity,
-	URLNotAllowed:         http.StatusBadRequest,
-	DownloadFailed:        http.StatusBadGateway,
-	InsufficientBalance:   http.StatusPaymentRequired,
-	RateLimited:           http.StatusTooManyRequests,
-	TooManyJobs:           http.StatusTooManyRequests,
-	UnsupportedLanguage:   http.StatusBadRequest,
-	EngineFailed:          http.StatusBadGateway,
-	CleanupFailed:         http.StatusInternalServerError,
-	BurnFailed:            http.StatusInternalServerError,
-	JobCanceled:           http.StatusConflict,
-	VoiceAPINotConfigured: http.StatusServiceUnavailable,
-	ServiceUnavailable:    http.StatusServiceUnavailable,
-	Internal:              http.StatusInternalServerError,
+// codes is every code of the vocabulary.
+var codes = []string{
+	Unauthorized,
+	InvalidAPIKey,
+	InsufficientScope,
+	ValidationError,
+	InvalidScope,
+	InvalidExpiry,
+	MultipartRequired,
+	UnsupportedMediaType,
+	MediaLinkInvalid,
+	RangeNotSatisfiable,
+	NotFound,
+	MethodNotAllowed,
+	Conflict,
+	JobNotDone,
+	ReburnInProgress,
+	IdempotencyKeyReused,
+	FileTooLarge,
+	NoAudioStream,
+	MediaUnreadable,
+	URLNotAllowed,
+	DownloadFailed,
+	InsufficientBalance,
+	RateLimited,
+	TooManyJobs,
+	UnsupportedLanguage,
+	EngineFailed,
+	CleanupFailed,
+	BurnFailed,
+	JobCanceled,
+	VoiceAPINotConfigured,
+	ServiceUnavailable,
+	Internal,
 }
 
 // Codes lists every code (for catalogue completeness tests).
-func Codes() []string {
-	out := make([]string, 0, len(statusOf))
-	for c := range statusOf {
-		out = append(out, c)
-	}
-	return out
-}
+func Codes() []string { return slices.Clone(codes) }
 
 // Error is a failure with a stable code. Details and Params are safe to show
 // to the client; Cause is for logs only.
@@ -127,14 +122,6 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Cause }
 
-// Status is the HTTP status of the code.
-func (e *Error) Status() int {
-	if s, ok := statusOf[e.Code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
 // As finds an *Error in err's chain.
 func As(err error) (*Error, bool) {
 	var p *Error
@@ -143,7 +130,4 @@ func As(err error) (*Error, bool) {
 }
 
 // Known reports whether code is one of ours.
-func Known(code string) bool {
-	_, ok := statusOf[code]
-	return ok
-}
+func Known(code string) bool { return slices.Contains(codes, code) }

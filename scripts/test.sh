@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test.sh: go vet, then go test against throwaway services.
+# test.sh: go vet, then go test against throwaway services, with the
+# integration tests (build tag `integration`) included.
 #   PKG        packages (default ./...)
 #   TESTFLAGS  extra go test flags, shell-quoted: TESTFLAGS="-run 'TestA|TestB' -v"
 set -euo pipefail
@@ -11,9 +12,9 @@ read -ra pkgs <<<"${PKG:-./...}"
 flags=()
 eval "flags=(${TESTFLAGS:-})"
 
-echo "==> go vet ${pkgs[*]}"
-go vet "${pkgs[@]}"
+echo "==> go vet -tags integration ${pkgs[*]}"
+go vet -tags integration "${pkgs[@]}"
 
-cmd=(go test -count=1 -p 1 -timeout 40m "${flags[@]}" "${pkgs[@]}")
+cmd=(go test -tags integration -count=1 -p 1 -timeout 40m "${flags[@]}" "${pkgs[@]}")
 echo "==> ${cmd[*]}"
 exec "$ROOT/scripts/with-services.sh" "${cmd[@]}"

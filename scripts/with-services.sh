@@ -3,8 +3,7 @@
 #
 # Runs COMMAND against throwaway PostgreSQL, Temporal and MinIO instances on
 # free ports in a private temporary directory, with their settings in the
-# environment (DATABASE_URL, TEMPORAL_*, MINIO_*), PARLEY_REQUIRE_SERVICES=1
-# and PARLEY_TEST_TOOLS_BIN. The services and the directory are removed
+# environment (DATABASE_URL, TEMPORAL_*, MINIO_*) and PARLEY_TEST_TOOLS_BIN. The services and the directory are removed
 # however COMMAND ends; the exit status is COMMAND's.
 set -euo pipefail
 
@@ -71,7 +70,6 @@ PARLEY_PG_FSYNC_OFF=1 PARLEY_HEADLESS=1 "$ROOT/scripts/services.sh" start "$dir"
 
 # shellcheck source=/dev/null
 . "$dir/env"
-export PARLEY_REQUIRE_SERVICES=1
 export PARLEY_TEST_TOOLS_BIN=$ROOT/bin
 
 rc=0

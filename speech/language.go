@@ -1,6 +1,10 @@
 package speech
 
-import "strings"
+import (
+	"errors"
+	"regexp"
+	"strings"
+)
 
 // NormalizeLanguage maps what engines report as a language — an English name
 // ("english", Whisper's verbose_json), an ISO 639-2/639-3 code ("eng",
@@ -82,4 +86,24 @@ var iso639_3 = map[string]string{
 	"vie": "vi", "cym": "cy", "wel": "cy", "yid": "yi", "yor": "yo", "gle": "ga", "zul": "zu",
 	"xho": "xh", "ibo": "ig", "kin": "rw", "kir": "ky", "lug": "lg", "nya": "ny", "orm": "om",
 	"ori": "or", "ory": "or", "tir": "ti", "wol": "wo", "ful": "ff", "kur": "ku", "gla": "gd",
+}
+
+var languagePattern = regexp.MustCompile(`^[a-z]{2,3}(-[A-Za-z]{2,4})?$`)
+
+// ErrBadLanguage is a requested language that is neither auto nor an ISO
+// 639 code.
+var ErrBadLanguage = errors.New("must be auto or an ISO 639-1 code such as en")
+
+// ParseLanguage reads what a client asks for: "" or "auto" is auto;
+// otherwise an ISO 639 code, optionally with a region ("en-US"), of which the
+// language part is kept.
+func ParseLanguage(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "auto" {
+		return "auto", nil
+	}
+	if !languagePattern.MatchString(v) {
+		return "", ErrBadLanguage
+	}
+	return strings.ToLower(v[:strings.IndexByte(v+"-", '-')]), nil
 }

@@ -16,17 +16,17 @@ import (
 type Account struct {
 	bun.BaseModel `bun:"table:accounts"`
 
-	ID                  string         `bun:"id,pk" json:"id"`
-	Email               string         `bun:"email" json:"email"`
-	Name                string         `bun:"name" json:"name"`
-	Role                string         `bun:"role" json:"role"`
-	Locale              string         `bun:"locale" json:"locale"`
-	Paid                bool           `bun:"paid" json:"paid"`
-	Phone               *string        `bun:"phone" json:"phone"`
-	PhoneVerified       bool           `bun:"phone_verified" json:"phone_verified"`
-	BalanceMicros       billing.Micros `bun:"balance_micros" json:"balance_micros"`
-	ConcurrentJobsLimit *int           `bun:"concurrent_jobs_limit" json:"concurrent_jobs_limit"`
-	CreatedAt           time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp" json:"created_at"`
+	ID                  string         `bun:"id,pk"`
+	Email               string         `bun:"email"`
+	Name                string         `bun:"name"`
+	Role                string         `bun:"role"`
+	Locale              string         `bun:"locale"`
+	Paid                bool           `bun:"paid"`
+	Phone               *string        `bun:"phone"`
+	PhoneVerified       bool           `bun:"phone_verified"`
+	BalanceMicros       billing.Micros `bun:"balance_micros"`
+	ConcurrentJobsLimit *int           `bun:"concurrent_jobs_limit"`
+	CreatedAt           time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }
 
 // Accounts reads and writes accounts.

@@ -47,22 +47,13 @@ type JobAdmission struct {
 // the estimated charge of every in-flight job reserved against the balance.
 type Admissions struct{ DB *bun.DB }
 
-// AdmitRequest describes a job about to be created. Insert creates the job
-// row inside the admission transaction and returns its id.
-type AdmitRequest struct {
-	AccountID string
-	JobKind   string
-	Estimate  billing.Micros
-	Insert    func(ctx context.Context, tx bun.Tx) (int64, error)
-}
-
-// Admit creates the job only if the account and the platform are under their
-// caps and the balance, less what in-flight jobs have reserved, covers the
-// estimate. All admissions serialize on the platform setting row, so the caps
-// hold under any concurrency.
-func (a Admissions) Admit(ctx context.Context, req AdmitRequest) (int64, error) {
-	var jobID int64
-	err := a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+// Admit inserts j (setting its id) only if the account and the platform are
+// under their caps and the balance, less what in-flight jobs have reserved,
+// covers estimate. All admissions serialize on the platform setting row, so
+// the caps hold under any concurrency. A job under an Idempotency-Key that
+// already exists is ErrConflict.
+func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) error {
+	return a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var platformCap int
 		err := tx.NewSelect().Table("settings").Column("value").
 			Where("name = ?", SettingPlatformConcurrentJobs).For("UPDATE").Scan(ctx, &platformCap)
@@ -70,7 +61,7 @@ func (a Admissions) Admit(ctx context.Context, req AdmitRequest) (int64, error) 
 			return fmt.Errorf("lock platform cap: %w", err)
 		}
 		var acc Account
-		if err := tx.NewSelect().Model(&acc).Where("id = ?", req.AccountID).For("UPDATE").Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(&acc).Where("id = ?", j.AccountID).For("UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
 		}
 		limit, err := accountLimit(ctx, tx, acc)
@@ -83,9 +74,9 @@ func (a Admissions) Admit(ctx context.Context, req AdmitRequest) (int64, error) 
 			Reserved billing.Micros `bun:"reserved"`
 		}
 		err = tx.NewSelect().Model((*JobAdmission)(nil)).
-			ColumnExpr("count(*) FILTER (WHERE account_id = ?) AS account", req.AccountID).
+			ColumnExpr("count(*) FILTER (WHERE account_id = ?) AS account", j.AccountID).
 			ColumnExpr("count(*) AS platform").
-			ColumnExpr("coalesce(sum(estimate_micros) FILTER (WHERE account_id = ?), 0) AS reserved", req.AccountID).
+			ColumnExpr("coalesce(sum(estimate_micros) FILTER (WHERE account_id = ?), 0) AS reserved", j.AccountID).
 			Where("released_at IS NULL").Scan(ctx, &open)
 		if err != nil {
 			return fmt.Errorf("count in-flight jobs: %w", err)
@@ -96,21 +87,20 @@ func (a Admissions) Admit(ctx context.Context, req AdmitRequest) (int64, error) 
 		if open.Platform >= platformCap {
 			return &TooManyJobsError{InFlight: open.Platform, Limit: platformCap, Platform: true}
 		}
-		if available := acc.BalanceMicros - open.Reserved; available < req.Estimate {
-			return &InsufficientBalanceError{Required: req.Estimate, Balance: max(available, 0)}
+		if available := acc.BalanceMicros - open.Reserved; available < estimate {
+			return &InsufficientBalanceError{Required: estimate, Balance: max(available, 0)}
 		}
-		if jobID, err = req.Insert(ctx, tx); err != nil {
+		if err := (Jobs{DB: tx}).Insert(ctx, j); err != nil {
 			return err
 		}
 		_, err = tx.NewInsert().Model(&JobAdmission{
-			AccountID: req.AccountID, JobKind: req.JobKind, JobID: jobID, EstimateMicros: req.Estimate,
+			AccountID: j.AccountID, JobKind: j.Kind, JobID: j.ID, EstimateMicros: estimate,
 		}).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("insert admission: %w", err)
 		}
 		return nil
 	})
-	return jobID, err
 }
 
 // Reserve raises an admitted job's reservation once its real size is known

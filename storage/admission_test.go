@@ -1,3 +1,5 @@
+//go:build integration
+
 package storage_test
 
 import (
@@ -10,16 +12,16 @@ import (
 	"github.com/uptrace/bun"
 
 	"parley/billing"
+	"parley/jobdef"
 	"parley/storage"
 	"parley/testenv"
 )
 
-func admit(ctx context.Context, db *bun.DB, accountID string, jobID int64, estimate billing.Micros) error {
-	_, err := storage.Admissions{DB: db}.Admit(ctx, storage.AdmitRequest{
-		AccountID: accountID, JobKind: "transcription", Estimate: estimate,
-		Insert: func(context.Context, bun.Tx) (int64, error) { return jobID, nil },
-	})
-	return err
+// admit admits a new transcription job; its id is 0 when it was refused.
+func admit(ctx context.Context, db *bun.DB, accountID string, estimate billing.Micros) (int64, error) {
+	j := storage.Job{AccountID: accountID, Kind: jobdef.Transcription, Status: jobdef.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto"}
+	err := storage.Admissions{DB: db}.Admit(ctx, &j, estimate)
+	return j.ID, err
 }
 
 func TestAdmissionConcurrentLimit(t *testing.T) {
@@ -33,7 +35,7 @@ func TestAdmissionConcurrentLimit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := admit(ctx, db, acc.ID, int64(i+1), 100)
+			_, err := admit(ctx, db, acc.ID, 100)
 			var tm *storage.TooManyJobsError
 			switch {
 			case err == nil:
@@ -63,27 +65,29 @@ func TestAdmissionReleaseFreesSlotAndReservation(t *testing.T) {
 	ctx := context.Background()
 	acc := newAccount(t, db, 1000)
 	adm := storage.Admissions{DB: db}
-	if err := admit(ctx, db, acc.ID, 1, 800); err != nil {
+	first, err := admit(ctx, db, acc.ID, 800)
+	if err != nil {
 		t.Fatal(err)
 	}
 	// 800 of 1000 is reserved: a second job estimated at 300 does not fit.
 	var ib *storage.InsufficientBalanceError
-	if err := admit(ctx, db, acc.ID, 2, 300); !errors.As(err, &ib) || ib.Balance != 200 || ib.Required != 300 {
+	if _, err := admit(ctx, db, acc.ID, 300); !errors.As(err, &ib) || ib.Balance != 200 || ib.Required != 300 {
 		t.Fatalf("err = %v, want insufficient balance 300 > 200", err)
 	}
-	if err := adm.Release(ctx, "transcription", 1); err != nil {
+	if err := adm.Release(ctx, "transcription", first); err != nil {
 		t.Fatal(err)
 	}
-	if err := adm.Release(ctx, "transcription", 1); err != nil {
+	if err := adm.Release(ctx, "transcription", first); err != nil {
 		t.Fatalf("second release: %v", err)
 	}
-	if err := admit(ctx, db, acc.ID, 2, 300); err != nil {
+	second, err := admit(ctx, db, acc.ID, 300)
+	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}
-	if err := adm.Reserve(ctx, "transcription", 2, 1200); !errors.As(err, &ib) {
+	if err := adm.Reserve(ctx, "transcription", second, 1200); !errors.As(err, &ib) {
 		t.Fatalf("reserve beyond balance: %v", err)
 	}
-	if err := adm.Reserve(ctx, "transcription", 2, 900); err != nil {
+	if err := adm.Reserve(ctx, "transcription", second, 900); err != nil {
 		t.Fatalf("reserve within balance: %v", err)
 	}
 }
@@ -95,14 +99,14 @@ func TestAdmissionPlatformCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newAccount(t, db, 10_000)
-	if err := admit(ctx, db, a.ID, 1, 0); err != nil {
+	if _, err := admit(ctx, db, a.ID, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := admit(ctx, db, a.ID, 2, 0); err != nil {
+	if _, err := admit(ctx, db, a.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	var tm *storage.TooManyJobsError
-	if err := admit(ctx, db, a.ID, 3, 0); !errors.As(err, &tm) || !tm.Platform || tm.Limit != 2 {
+	if _, err := admit(ctx, db, a.ID, 0); !errors.As(err, &tm) || !tm.Platform || tm.Limit != 2 {
 		t.Fatalf("err = %v, want platform cap", err)
 	}
 }

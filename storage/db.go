@@ -18,6 +18,10 @@ import (
 // ErrNotFound means the row does not exist or is not the caller's.
 var ErrNotFound = errors.New("not found")
 
+// ErrConflict means a row with the same unique key already exists (for
+// example a job under the same Idempotency-Key, created concurrently).
+var ErrConflict = errors.New("conflict")
+
 // OpenDB connects to Postgres and checks the connection.
 func OpenDB(ctx context.Context, url string) (*bun.DB, error) {
 	sqldb := sql.OpenDB(pgdriver.NewConnector(
@@ -39,6 +43,16 @@ func OpenDB(ctx context.Context, url string) (*bun.DB, error) {
 func notFound(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
+	}
+	return err
+}
+
+// conflict turns Postgres' unique violation into ErrConflict, so callers
+// never read driver codes.
+func conflict(err error) error {
+	var pgErr pgdriver.Error
+	if errors.As(err, &pgErr) && pgErr.Field('C') == "23505" {
+		return fmt.Errorf("%w: %s", ErrConflict, pgErr.Field('n'))
 	}
 	return err
 }

@@ -8,67 +8,49 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
+	"parley/jobdef"
 	"parley/transcript"
-)
-
-// Job kinds.
-const (
-	JobTranscription = "transcription"
-	JobSubtitles     = "subtitles"
-)
-
-// Job statuses.
-const (
-	StatusQueued       = "queued"
-	StatusProcessing   = "processing"
-	StatusTranscribing = "transcribing"
-	StatusBurning      = "burning"
-	StatusDone         = "done"
-	StatusFailed       = "failed"
 )
 
 // Job is a transcription or subtitle job.
 type Job struct {
 	bun.BaseModel `bun:"table:jobs"`
 
-	ID                 int64             `bun:"id,pk,autoincrement"`
-	AccountID          string            `bun:"account_id"`
-	Kind               string            `bun:"kind"`
-	Status             string            `bun:"status"`
-	InputKind          string            `bun:"input_kind"`
-	FileName           string            `bun:"file_name"`
-	SourceURL          *string           `bun:"source_url"`
-	Source             string            `bun:"source"`
-	MediaKey           *string           `bun:"media_key"`
-	MediaDigest        *string           `bun:"media_digest"`
-	LanguageRequested  string            `bun:"language_requested"`
-	LanguageDetected   *string           `bun:"language_detected"`
-	DurationSec        *float64          `bun:"duration_sec"`
-	Width              *int              `bun:"width"`
-	Height             *int              `bun:"height"`
-	TranscriptText     string            `bun:"transcript_text"`
-	Words              []transcript.Word `bun:"words,type:jsonb"`
-	CostMicros         billing.Micros    `bun:"cost_micros"`
-	UseVoiceCleanup    bool              `bun:"use_voice_cleanup"`
-	CleanupCostMicros  billing.Micros    `bun:"cleanup_cost_micros"`
-	BurnCostMicros     billing.Micros    `bun:"burn_cost_micros"`
-	Style              json.RawMessage   `bun:"style,type:jsonb"`
-	StyleNote          *string           `bun:"style_note"`
-	OutputKey          *string           `bun:"output_key"`
-	BurnRuns           int               `bun:"burn_runs"`
-	ReburnErrorCode    *string           `bun:"reburn_error_code"`
-	ReburnErrorMessage *string           `bun:"reburn_error_message"`
-	EmailAfter         bool              `bun:"email_after"`
-	SMSAfter           bool              `bun:"sms_after"`
-	IdempotencyKey     *string           `bun:"idempotency_key"`
-	RequestHash        *string           `bun:"request_hash"`
-	ErrorCode          *string           `bun:"error_code"`
-	ErrorMessage       *string           `bun:"error_message"`
-	CreatedAt          time.Time         `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-	StartedAt          *time.Time        `bun:"started_at"`
-	CompletedAt        *time.Time        `bun:"completed_at"`
-	DeletedAt          *time.Time        `bun:"deleted_at"`
+	ID                int64             `bun:"id,pk,autoincrement"`
+	AccountID         string            `bun:"account_id"`
+	Kind              string            `bun:"kind"`
+	Status            string            `bun:"status"`
+	InputKind         string            `bun:"input_kind"`
+	FileName          string            `bun:"file_name"`
+	SourceURL         *string           `bun:"source_url"`
+	Source            string            `bun:"source"`
+	MediaKey          *string           `bun:"media_key"`
+	MediaDigest       *string           `bun:"media_digest"`
+	LanguageRequested string            `bun:"language_requested"`
+	LanguageDetected  *string           `bun:"language_detected"`
+	DurationSec       *float64          `bun:"duration_sec"`
+	Width             *int              `bun:"width"`
+	Height            *int              `bun:"height"`
+	TranscriptText    string            `bun:"transcript_text"`
+	Words             []transcript.Word `bun:"words,type:jsonb"`
+	jobdef.Costs
+	UseVoiceCleanup    bool            `bun:"use_voice_cleanup"`
+	Style              json.RawMessage `bun:"style,type:jsonb"`
+	StyleNote          *string         `bun:"style_note"`
+	OutputKey          *string         `bun:"output_key"`
+	BurnRuns           int             `bun:"burn_runs"`
+	ReburnErrorCode    *string         `bun:"reburn_error_code"`
+	ReburnErrorMessage *string         `bun:"reburn_error_message"`
+	EmailAfter         bool            `bun:"email_after"`
+	SMSAfter           bool            `bun:"sms_after"`
+	IdempotencyKey     *string         `bun:"idempotency_key"`
+	RequestHash        *string         `bun:"request_hash"`
+	ErrorCode          *string         `bun:"error_code"`
+	ErrorMessage       *string         `bun:"error_message"`
+	CreatedAt          time.Time       `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	StartedAt          *time.Time      `bun:"started_at"`
+	CompletedAt        *time.Time      `bun:"completed_at"`
+	DeletedAt          *time.Time      `bun:"deleted_at"`
 }
 
 // Jobs reads and writes jobs.
@@ -77,7 +59,7 @@ type Jobs struct{ DB bun.IDB }
 // Insert creates a job row (inside an admission transaction).
 func (r Jobs) Insert(ctx context.Context, j *Job) error {
 	if _, err := r.DB.NewInsert().Model(j).Returning("*").Exec(ctx); err != nil {
-		return fmt.Errorf("insert job: %w", err)
+		return fmt.Errorf("insert job: %w", conflict(err))
 	}
 	return nil
 }
@@ -122,7 +104,7 @@ func (r Jobs) List(ctx context.Context, accountID, kind string, limit int) ([]Jo
 func (r Jobs) Running(ctx context.Context, accountID string) ([]Job, error) {
 	jobs := []Job{}
 	err := r.DB.NewSelect().Model(&jobs).ExcludeColumn("words", "transcript_text").
-		Where("account_id = ? AND status NOT IN (?)", accountID, bun.In([]string{StatusDone, StatusFailed})).
+		Where("account_id = ? AND status NOT IN (?)", accountID, bun.In([]string{jobdef.Done, jobdef.Failed})).
 		OrderExpr("id ASC").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list running jobs: %w", err)
@@ -149,7 +131,7 @@ func (r Jobs) SoftDelete(ctx context.Context, accountID, kind string, id int64) 
 func (r Jobs) Advance(ctx context.Context, id int64, from []string, to string) (bool, error) {
 	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", to).
 		Where("id = ? AND status IN (?)", id, bun.In(from))
-	if to == StatusProcessing {
+	if to == jobdef.Processing {
 		q = q.Set("started_at = coalesce(started_at, now())")
 	}
 	res, err := q.Exec(ctx)
@@ -174,8 +156,8 @@ func (r Jobs) Finish(ctx context.Context, id int64, status, code, message string
 	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model((*Job)(nil)).
 			Set("status = ?", status).Set("completed_at = now()").
-			Where("id = ? AND status NOT IN (?)", id, bun.In([]string{StatusDone, StatusFailed}))
-		if status == StatusFailed {
+			Where("id = ? AND status NOT IN (?)", id, bun.In([]string{jobdef.Done, jobdef.Failed}))
+		if status == jobdef.Failed {
 			q = q.Set("error_code = ?, error_message = ?", code, message)
 		}
 		if _, err := q.Exec(ctx); err != nil {
@@ -195,9 +177,9 @@ func (r Jobs) Reopen(ctx context.Context, id int64) error {
 	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var j Job
 		err := tx.NewUpdate().Model(&j).
-			Set("status = ?", StatusProcessing).
+			Set("status = ?", jobdef.Processing).
 			Set("error_code = NULL, error_message = NULL, completed_at = NULL").
-			Where("id = ? AND status = ?", id, StatusFailed).Returning("kind").Scan(ctx)
+			Where("id = ? AND status = ?", id, jobdef.Failed).Returning("kind").Scan(ctx)
 		if err != nil {
 			return notFound(err)
 		}
@@ -234,9 +216,9 @@ func (n Notifications) Queue(ctx context.Context, j Job) error {
 // returns the job as it was when it was not done, and ok=false.
 func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run int, current Job, ok bool, err error) {
 	err = r.DB.NewUpdate().Model((*Job)(nil)).
-		Set("status = ?", StatusBurning).Set("burn_runs = burn_runs + 1").
+		Set("status = ?", jobdef.Burning).Set("burn_runs = burn_runs + 1").
 		Set("reburn_error_code = NULL, reburn_error_message = NULL").
-		Where("id = ? AND account_id = ? AND kind = ? AND status = ? AND deleted_at IS NULL", id, accountID, JobSubtitles, StatusDone).
+		Where("id = ? AND account_id = ? AND kind = ? AND status = ? AND deleted_at IS NULL", id, accountID, jobdef.Subtitles, jobdef.Done).
 		Returning("burn_runs").Scan(ctx, &run)
 	if err == nil {
 		return run, Job{}, true, nil
@@ -244,15 +226,15 @@ func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run 
 	if notFound(err) != ErrNotFound {
 		return 0, Job{}, false, fmt.Errorf("start reburn: %w", err)
 	}
-	current, err = r.GetOwned(ctx, accountID, JobSubtitles, id)
+	current, err = r.GetOwned(ctx, accountID, jobdef.Subtitles, id)
 	return 0, current, false, err
 }
 
 // EndReburn returns a burning job to done, recording why the re-burn failed
 // (code empty on success).
 func (r Jobs) EndReburn(ctx context.Context, id int64, code, message string) error {
-	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", StatusDone).
-		Where("id = ? AND status = ?", id, StatusBurning)
+	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", jobdef.Done).
+		Where("id = ? AND status = ?", id, jobdef.Burning)
 	if code != "" {
 		q = q.Set("reburn_error_code = ?, reburn_error_message = ?", code, message)
 	}

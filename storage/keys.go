@@ -16,31 +16,27 @@ import (
 type APIKey struct {
 	bun.BaseModel `bun:"table:api_keys"`
 
-	ID         int64      `bun:"id,pk,autoincrement" json:"id"`
-	AccountID  string     `bun:"account_id" json:"account_id"`
-	Name       string     `bun:"name" json:"name"`
-	Prefix     string     `bun:"prefix" json:"prefix"`
-	SecretHash []byte     `bun:"secret_hash" json:"-"`
-	OwnerType  string     `bun:"owner_type" json:"owner_type"`
-	Scopes     []string   `bun:"scopes,array" json:"scopes"`
-	Tier       string     `bun:"tier" json:"tier"`
-	ExpiresAt  *time.Time `bun:"expires_at" json:"expires_at"`
-	LastUsedAt *time.Time `bun:"last_used_at" json:"last_used_at"`
-	RevokedAt  *time.Time `bun:"revoked_at" json:"revoked_at"`
-	CreatedAt  time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp" json:"created_at"`
+	ID         int64      `bun:"id,pk,autoincrement"`
+	AccountID  string     `bun:"account_id"`
+	Name       string     `bun:"name"`
+	Prefix     string     `bun:"prefix"`
+	SecretHash []byte     `bun:"secret_hash"`
+	OwnerType  string     `bun:"owner_type"`
+	Scopes     []string   `bun:"scopes,array"`
+	Tier       string     `bun:"tier"`
+	ExpiresAt  *time.Time `bun:"expires_at"`
+	LastUsedAt *time.Time `bun:"last_used_at"`
+	RevokedAt  *time.Time `bun:"revoked_at"`
+	CreatedAt  time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 
 	// Account is loaded with the key when authenticating.
-	Account *Account `bun:"rel:belongs-to,join:account_id=id" json:"-"`
+	Account *Account `bun:"rel:belongs-to,join:account_id=id"`
 }
-
-// KeyWarning goes with every freshly issued secret.
-const KeyWarning = "Store this secret now: it is shown only once and cannot be recovered. If it is lost, revoke the key and create a new one."
 
 // IssuedKey is a new key with its secret, shown once.
 type IssuedKey struct {
 	APIKey
-	Secret  string `json:"secret"`
-	Warning string `json:"warning"`
+	Secret string
 }
 
 // KeySpec is a validated request for a new key.
@@ -80,7 +76,7 @@ func (r Keys) Issue(ctx context.Context, spec KeySpec) (IssuedKey, error) {
 	if _, err := r.DB.NewInsert().Model(&k).Returning("*").Exec(ctx); err != nil {
 		return IssuedKey{}, fmt.Errorf("insert api key: %w", err)
 	}
-	return IssuedKey{APIKey: k, Secret: secret.Plain, Warning: KeyWarning}, nil
+	return IssuedKey{APIKey: k, Secret: secret.Plain}, nil
 }
 
 // ByPrefix finds the key a presented secret claims to be, with its account,

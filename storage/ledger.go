@@ -22,18 +22,18 @@ const (
 type LedgerEntry struct {
 	bun.BaseModel `bun:"table:credit_ledger"`
 
-	ID             int64          `bun:"id,pk,autoincrement" json:"id"`
-	AccountID      string         `bun:"account_id" json:"account_id"`
-	Kind           string         `bun:"kind" json:"kind"`
-	Service        string         `bun:"service" json:"service,omitempty"`
-	AmountMicros   billing.Micros `bun:"amount_micros" json:"amount_micros"`
-	BalanceAfter   billing.Micros `bun:"balance_after" json:"balance_after_micros"`
-	IdempotencyKey string         `bun:"idempotency_key" json:"idempotency_key"`
-	JobKind        *string        `bun:"job_kind" json:"job_kind,omitempty"`
-	JobID          *int64         `bun:"job_id" json:"job_id,omitempty"`
-	Stage          *string        `bun:"stage" json:"stage,omitempty"`
-	Note           string         `bun:"note" json:"note,omitempty"`
-	CreatedAt      time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp" json:"created_at"`
+	ID             int64          `bun:"id,pk,autoincrement"`
+	AccountID      string         `bun:"account_id"`
+	Kind           string         `bun:"kind"`
+	Service        string         `bun:"service"`
+	AmountMicros   billing.Micros `bun:"amount_micros"`
+	BalanceAfter   billing.Micros `bun:"balance_after"`
+	IdempotencyKey string         `bun:"idempotency_key"`
+	JobKind        *string        `bun:"job_kind"`
+	JobID          *int64         `bun:"job_id"`
+	Stage          *string        `bun:"stage"`
+	Note           string         `bun:"note"`
+	CreatedAt      time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }
 
 // Movement asks the ledger to move credit. Amount is positive; Kind says the

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"parley/billing"
+	"parley/jobdef"
 )
 
 // Price list items (per minute of media).
@@ -21,10 +22,10 @@ const (
 type Price struct {
 	bun.BaseModel `bun:"table:prices"`
 
-	Item      string         `bun:"item,pk" json:"item"`
-	Micros    billing.Micros `bun:"micros" json:"micros"`
-	Unit      string         `bun:"unit" json:"unit"`
-	UpdatedAt time.Time      `bun:"updated_at,nullzero,notnull,default:current_timestamp" json:"updated_at"`
+	Item      string         `bun:"item,pk"`
+	Micros    billing.Micros `bun:"micros"`
+	Unit      string         `bun:"unit"`
+	UpdatedAt time.Time      `bun:"updated_at,nullzero,notnull,default:current_timestamp"`
 }
 
 // Prices reads and writes the price list.
@@ -46,6 +47,11 @@ func (p Prices) ForDuration(ctx context.Context, item string, seconds float64) (
 		return 0, err
 	}
 	return billing.ForDuration(seconds, perMinute), nil
+}
+
+// PerMinute reads per-minute prices, for jobdef.Price.
+func (p Prices) PerMinute(ctx context.Context) jobdef.PerMinute {
+	return func(item string) (billing.Micros, error) { return p.Get(ctx, item) }
 }
 
 // Set changes the price of an existing item.

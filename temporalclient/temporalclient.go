@@ -4,15 +4,22 @@ package temporalclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+
+	"parley/workflows"
 )
 
-// Dial connects the process's one Temporal client.
+// Dial connects the process's one Temporal client and makes sure the
+// namespace knows the search attributes job workflows are started with.
 func Dial(ctx context.Context, address, namespace string, logger *logrus.Logger) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -24,7 +31,38 @@ func Dial(ctx context.Context, address, namespace string, logger *logrus.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("connect to temporal at %s: %w", address, err)
 	}
+	if err := ensureSearchAttributes(ctx, c, namespace); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// ensureSearchAttributes registers the custom search attributes that are
+// missing; registering is idempotent across processes (an attribute another
+// process added meanwhile is no error).
+func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enums.IndexedValueType{}
+	for name, typ := range workflows.SearchAttributes() {
+		if _, ok := have.CustomAttributes[name]; !ok {
+			missing[name] = typ
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: namespace, SearchAttributes: missing,
+	})
+	var exists *serviceerror.AlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("add search attributes: %w", err)
+	}
+	return nil
 }
 
 // LogAdapter sends the SDK's logs through logrus.

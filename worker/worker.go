@@ -20,33 +20,46 @@ type Activities struct {
 	Subtitles *activities.Subtitles
 }
 
-// New returns a worker on the job task queue with everything registered.
-func New(c client.Client, acts Activities) sdkworker.Worker {
+// New returns a worker on the job task queue with everything registered,
+// running at most maxActivities activities at once (ffmpeg and the engine
+// are CPU-bound: see config.WorkerActivities for the default).
+func New(c client.Client, acts Activities, maxActivities int) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
-		// Two cores: ffmpeg and the engine are CPU-bound, so a few at a time.
-		MaxConcurrentActivityExecutionSize: 4,
+		MaxConcurrentActivityExecutionSize: maxActivities,
 	})
 	Register(w, acts)
 	return w
 }
 
+// WorkflowRegistry is where workflows are registered (a worker, a test
+// environment, or the replayer of recorded histories).
+type WorkflowRegistry interface {
+	RegisterWorkflowWithOptions(w interface{}, options workflow.RegisterOptions)
+}
+
 // Registry is where workflows and activities are registered (a worker, or a
 // test environment).
 type Registry interface {
-	RegisterWorkflowWithOptions(w interface{}, options workflow.RegisterOptions)
+	WorkflowRegistry
 	RegisterActivityWithOptions(a interface{}, options activity.RegisterOptions)
+}
+
+// RegisterWorkflows adds every workflow to r under the name it is started by.
+func RegisterWorkflows(r WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: workflows.TranscriptionWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: workflows.SubtitlesWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: workflows.ReburnWorkflowName})
 }
 
 // Register adds every workflow and activity to r.
 func Register(r Registry, acts Activities) {
-	r.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: "TranscriptionWorkflow"})
-	r.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: "SubtitlesWorkflow"})
-	r.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: "ReburnWorkflow"})
+	RegisterWorkflows(r)
 
 	for name, fn := range map[string]any{
 		workflows.ActStartJob:     acts.Jobs.Start,
 		workflows.ActSetStatus:    acts.Jobs.SetStatus,
 		workflows.ActCharge:       acts.Jobs.Charge,
+		workflows.ActReprice:      acts.Jobs.Reprice,
 		workflows.ActFinish:       acts.Jobs.Finish,
 		workflows.ActNotify:       acts.Jobs.Notify,
 		workflows.ActDownload:     acts.Media.Download,

@@ -35,11 +35,5 @@ const (
 	ActBurn         = "Subtitles.Burn"
 	ActPublishBurn  = "Subtitles.Publish"
 	ActReburnFailed = "Subtitles.ReburnFailed"
-)
-
-// Charge stages: each is posted at most once per job.
-const (
-	StageTranscription = "transcription"
-	StageVoiceCleanup  = "voice_cleanup"
-	StageBurn          = "burn"
+	ActReprice      = "Jobs.Reprice"
 )

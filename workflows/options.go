@@ -40,6 +40,14 @@ func mediaWork(ctx workflow.Context, startToClose time.Duration) workflow.Contex
 	})
 }
 
+// summarized gives the activities scheduled on ctx a one-line summary the
+// Temporal UI shows beside them (what an operator reads first).
+func summarized(ctx workflow.Context, summary string) workflow.Context {
+	o := workflow.GetActivityOptions(ctx)
+	o.Summary = summary
+	return workflow.WithActivityOptions(ctx, o)
+}
+
 // codeOf finds the problem code (and its client-safe English message) an
 // activity failed with, or the stage's fallback code when it failed for a
 // reason that has none (retries exhausted on an infrastructure error, a

@@ -1,11 +1,13 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"parley/jobdef"
 	"parley/problem"
 )
 
@@ -13,16 +15,9 @@ import (
 type SubtitlesInput struct {
 	JobID        int64
 	VoiceCleanup bool
+	// MediaKey is the uploaded video.
+	MediaKey string
 }
-
-// Statuses a subtitle job moves through (the storage package owns the set;
-// workflows only name them).
-const (
-	statusProcessing   = "processing"
-	statusTranscribing = "transcribing"
-	statusBurning      = "burning"
-	statusDone         = "done"
-)
 
 // SubtitlesWorkflow runs a subtitle job: probe and optional audio cleanup ->
 // transcribe -> SRT version 1 -> burn run 1 -> charge every active stage ->
@@ -38,46 +33,51 @@ func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {
 	}
 	var cleaned AudioResult
 	if in.VoiceCleanup {
-		if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActCleanAudio, job).Get(ctx, &cleaned); err != nil {
+		clean := CleanAudioInput{JobID: in.JobID, SourceKey: in.MediaKey}
+		if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActCleanAudio, clean).Get(ctx, &cleaned); err != nil {
 			return withFallback(err, problem.CleanupFailed)
 		}
 	}
-	var audio AudioResult
-	err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActPrepareAudio, AudioInput{JobID: in.JobID, AudioKey: cleaned.AudioKey}).Get(ctx, &audio)
-	if err != nil {
-		return withFallback(err, problem.MediaUnreadable)
+	source := in.MediaKey
+	if cleaned.AudioKey != "" {
+		source = cleaned.AudioKey
 	}
-	if err := setStatus(ctx, in.JobID, statusProcessing, statusTranscribing); err != nil {
+	audio, err := prepareAudio(ctx, in.JobID, source)
+	if err != nil {
 		return err
 	}
-	err = workflow.ExecuteActivity(mediaWork(ctx, 3*time.Hour), ActTranscribe, AudioInput{JobID: in.JobID, AudioKey: audio.AudioKey}).Get(ctx, nil)
-	if err != nil {
-		return withFallback(err, problem.EngineFailed)
+	if err := setStatus(ctx, in.JobID, jobdef.Processing, jobdef.Transcribing); err != nil {
+		return err
+	}
+	if err := transcribe(ctx, in.JobID, audio); err != nil {
+		return err
 	}
 	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActBuildSRT, job).Get(ctx, nil); err != nil {
 		return err
 	}
-	if err := setStatus(ctx, in.JobID, statusTranscribing, statusBurning); err != nil {
+	if err := setStatus(ctx, in.JobID, jobdef.Transcribing, jobdef.Burning); err != nil {
 		return err
 	}
-	burn := BurnInput{JobID: in.JobID, Run: 1}
-	if err := runBurn(ctx, burn); err != nil {
+	burn := BurnInput{JobID: in.JobID, Run: 1, SourceKey: in.MediaKey, CleanedAudioKey: cleaned.AudioKey}
+	out, err := runBurn(ctx, burn)
+	if err != nil {
 		return err
 	}
 	// Every stage is charged at once, and only then is the video published:
 	// a job either succeeds whole and pays, or fails and pays nothing.
-	stages := []string{StageTranscription}
-	if in.VoiceCleanup {
-		stages = append(stages, StageVoiceCleanup)
-	}
-	charge := ChargeInput{JobID: in.JobID, Stages: append(stages, StageBurn)}
+	charge := ChargeInput{JobID: in.JobID, Stages: jobdef.StageNames(jobdef.Stages(jobdef.Subtitles, in.VoiceCleanup))}
 	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, charge).Get(ctx, nil); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActPublishBurn, burn).Get(ctx, nil); err != nil {
+	if err := publish(ctx, in.JobID, out); err != nil {
 		return err
 	}
 	return workflow.ExecuteActivity(bookkeeping(ctx), ActFinish, FinishInput{JobID: in.JobID}).Get(ctx, nil)
+}
+
+func publish(ctx workflow.Context, jobID int64, out BurnResult) error {
+	in := PublishInput{JobID: jobID, OutputKey: out.OutputKey}
+	return workflow.ExecuteActivity(bookkeeping(ctx), ActPublishBurn, in).Get(ctx, nil)
 }
 
 func setStatus(ctx workflow.Context, jobID int64, from, to string) error {
@@ -85,11 +85,13 @@ func setStatus(ctx workflow.Context, jobID int64, from, to string) error {
 	return workflow.ExecuteActivity(bookkeeping(ctx), ActSetStatus, in).Get(ctx, nil)
 }
 
-func runBurn(ctx workflow.Context, in BurnInput) error {
-	if err := workflow.ExecuteActivity(mediaWork(ctx, 2*time.Hour), ActBurn, in).Get(ctx, nil); err != nil {
-		return withFallback(err, problem.BurnFailed)
+func runBurn(ctx workflow.Context, in BurnInput) (BurnResult, error) {
+	var out BurnResult
+	actx := summarized(mediaWork(ctx, 2*time.Hour), fmt.Sprintf("Burn captions, run %d", in.Run))
+	if err := workflow.ExecuteActivity(actx, ActBurn, in).Get(ctx, &out); err != nil {
+		return out, withFallback(err, problem.BurnFailed)
 	}
-	return nil
+	return out, nil
 }
 
 // ReburnWorkflow burns a done job again from its current SRT, for free. The
@@ -97,10 +99,10 @@ func runBurn(ctx workflow.Context, in BurnInput) error {
 // and returns the job to done; failure returns it to done with the previous
 // video and records why.
 func ReburnWorkflow(ctx workflow.Context, in ReburnInput) error {
-	burn := BurnInput{JobID: in.JobID, Run: in.Run}
-	err := runBurn(ctx, burn)
+	burn := BurnInput{JobID: in.JobID, Run: in.Run, SourceKey: in.SourceKey, CleanedAudioKey: in.CleanedAudioKey}
+	out, err := runBurn(ctx, burn)
 	if err == nil {
-		err = workflow.ExecuteActivity(bookkeeping(ctx), ActPublishBurn, burn).Get(ctx, nil)
+		err = publish(ctx, in.JobID, out)
 	}
 	if err != nil {
 		code, message := codeOf(err, problem.BurnFailed)
@@ -111,5 +113,5 @@ func ReburnWorkflow(ctx workflow.Context, in ReburnInput) error {
 		}
 		return temporal.NewNonRetryableApplicationError("reburn failed: "+code, code, err)
 	}
-	return setStatus(ctx, in.JobID, statusBurning, statusDone)
+	return setStatus(ctx, in.JobID, jobdef.Burning, jobdef.Done)
 }

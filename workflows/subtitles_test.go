@@ -7,23 +7,32 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
+	"parley/jobdef"
 	"parley/problem"
 	"parley/workflows"
 )
 
-func cleanAudio() call { return call{workflows.ActCleanAudio, workflows.JobInput{JobID: jobID}} }
-func buildSRT() call   { return call{workflows.ActBuildSRT, workflows.JobInput{JobID: jobID}} }
+func cleanAudio() call {
+	return call{workflows.ActCleanAudio, workflows.CleanAudioInput{JobID: jobID, SourceKey: uploadKey}}
+}
+func buildSRT() call { return call{workflows.ActBuildSRT, workflows.JobInput{JobID: jobID}} }
 
 func setStatus(from, to string) call {
 	return call{workflows.ActSetStatus, workflows.SetStatusInput{JobID: jobID, From: []string{from}, To: to}}
 }
 
 func burn(run int) call {
-	return call{workflows.ActBurn, workflows.BurnInput{JobID: jobID, Run: run}}
+	return call{workflows.ActBurn, workflows.BurnInput{JobID: jobID, Run: run, SourceKey: uploadKey}}
+}
+
+// burnCleaned is a burn run that replaces the video's sound with the cleaned track.
+func burnCleaned(run int) call {
+	return call{workflows.ActBurn, workflows.BurnInput{JobID: jobID, Run: run, SourceKey: uploadKey,
+		CleanedAudioKey: jobdef.CleanedAudioKey(jobID)}}
 }
 
 func publish(run int) call {
-	return call{workflows.ActPublishBurn, workflows.BurnInput{JobID: jobID, Run: run}}
+	return call{workflows.ActPublishBurn, workflows.PublishInput{JobID: jobID, OutputKey: jobdef.OutputKey(jobID, run)}}
 }
 
 func reburnFailed(code, message string) call {
@@ -40,35 +49,35 @@ func TestSubtitlesWorkflow(t *testing.T) {
 	}{
 		{
 			name: "with voice cleanup the engine hears the cleaned audio and every stage is charged",
-			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true},
-			wantCalls: seq(start(), cleanAudio(), prepare(cleanedKey(jobID)),
+			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey},
+			wantCalls: seq(start(), cleanAudio(), prepare(jobdef.CleanedAudioKey(jobID)), reprice(),
 				setStatus("processing", "transcribing"), transcribe(), buildSRT(),
-				setStatus("transcribing", "burning"), burn(1),
-				charge(workflows.StageTranscription, workflows.StageVoiceCleanup, workflows.StageBurn), publish(1),
+				setStatus("transcribing", "burning"), burnCleaned(1),
+				charge(jobdef.StageTranscription.Name, jobdef.StageVoiceCleanup.Name, jobdef.StageBurn.Name), publish(1),
 				finish("", ""), notifyCall()),
 		},
 		{
 			name: "without voice cleanup nothing is cleaned or charged for it",
-			in:   workflows.SubtitlesInput{JobID: jobID},
-			wantCalls: seq(start(), prepare(""),
+			in:   workflows.SubtitlesInput{JobID: jobID, MediaKey: uploadKey},
+			wantCalls: seq(start(), prepare(uploadKey), reprice(),
 				setStatus("processing", "transcribing"), transcribe(), buildSRT(),
 				setStatus("transcribing", "burning"), burn(1),
-				charge(workflows.StageTranscription, workflows.StageBurn), publish(1),
+				charge(jobdef.StageTranscription.Name, jobdef.StageBurn.Name), publish(1),
 				finish("", ""), notifyCall()),
 		},
 		{
 			name: "a burn that keeps failing fails the job as BURN_FAILED and charges nothing",
-			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true},
+			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey},
 			fail: script{workflows.ActBurn: always(errors.New("ffmpeg killed"))},
-			wantCalls: seq(start(), cleanAudio(), prepare(cleanedKey(jobID)),
+			wantCalls: seq(start(), cleanAudio(), prepare(jobdef.CleanedAudioKey(jobID)), reprice(),
 				setStatus("processing", "transcribing"), transcribe(), buildSRT(),
-				setStatus("transcribing", "burning"), repeat(burn(1), mediaAttempts),
+				setStatus("transcribing", "burning"), repeat(burnCleaned(1), mediaAttempts),
 				finish(problem.BurnFailed, ""), notifyCall()),
 			wantCode: problem.BurnFailed,
 		},
 		{
 			name: "a cleanup that keeps failing fails the job as CLEANUP_FAILED",
-			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true},
+			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey},
 			fail: script{workflows.ActCleanAudio: always(errors.New("voice api 503"))},
 			wantCalls: seq(start(), repeat(cleanAudio(), mediaAttempts),
 				finish(problem.CleanupFailed, ""), notifyCall()),
@@ -76,7 +85,7 @@ func TestSubtitlesWorkflow(t *testing.T) {
 		},
 		{
 			name: "cleanup refused with a code keeps that code",
-			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true},
+			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey},
 			fail: script{workflows.ActCleanAudio: always(refused(problem.VoiceAPINotConfigured, "not configured"))},
 			wantCalls: seq(start(), cleanAudio(),
 				finish(problem.VoiceAPINotConfigured, "not configured"), notifyCall()),
@@ -84,27 +93,27 @@ func TestSubtitlesWorkflow(t *testing.T) {
 		},
 		{
 			name: "an unsupported language stops before the SRT",
-			in:   workflows.SubtitlesInput{JobID: jobID},
+			in:   workflows.SubtitlesInput{JobID: jobID, MediaKey: uploadKey},
 			fail: script{workflows.ActTranscribe: always(refused(problem.UnsupportedLanguage, "xx"))},
-			wantCalls: seq(start(), prepare(""), setStatus("processing", "transcribing"), transcribe(),
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), setStatus("processing", "transcribing"), transcribe(),
 				finish(problem.UnsupportedLanguage, "xx"), notifyCall()),
 			wantCode: problem.UnsupportedLanguage,
 		},
 		{
 			name: "a worker lost mid-burn is retried and every stage charged once",
-			in:   workflows.SubtitlesInput{JobID: jobID},
+			in:   workflows.SubtitlesInput{JobID: jobID, MediaKey: uploadKey},
 			fail: script{workflows.ActBurn: onAttempt(1, temporal.NewHeartbeatTimeoutError())},
-			wantCalls: seq(start(), prepare(""),
+			wantCalls: seq(start(), prepare(uploadKey), reprice(),
 				setStatus("processing", "transcribing"), transcribe(), buildSRT(),
 				setStatus("transcribing", "burning"), burn(1), burn(1),
-				charge(workflows.StageTranscription, workflows.StageBurn), publish(1),
+				charge(jobdef.StageTranscription.Name, jobdef.StageBurn.Name), publish(1),
 				finish("", ""), notifyCall()),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, tt.fail)
-			err := h.run(t, "SubtitlesWorkflow", tt.in)
+			err := h.run(t, workflows.SubtitlesWorkflowName, tt.in)
 			requireFailedWith(t, err, tt.wantCode)
 			require.Equal(t, tt.wantCalls, h.calls)
 		})
@@ -117,7 +126,7 @@ func TestSubtitlesWorkflow(t *testing.T) {
 func TestSubtitlesWorkflowFailedChargeLeavesNoCharges(t *testing.T) {
 	short := refused(problem.InsufficientBalance, "short")
 	h := newHarness(t, script{workflows.ActCharge: onAttempt(1, short)})
-	err := h.run(t, "SubtitlesWorkflow", workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true})
+	err := h.run(t, workflows.SubtitlesWorkflowName, workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey})
 	requireFailedWith(t, err, problem.InsufficientBalance)
 	require.Len(t, h.named(workflows.ActCharge), 1)
 	require.Len(t, h.named(workflows.ActPublishBurn), 0)
@@ -157,7 +166,7 @@ func TestReburnWorkflow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, tt.fail)
-			err := h.run(t, "ReburnWorkflow", workflows.ReburnInput{JobID: jobID, Run: run})
+			err := h.run(t, workflows.ReburnWorkflowName, workflows.ReburnInput{JobID: jobID, Run: run, SourceKey: uploadKey})
 			if tt.wantErr {
 				require.Error(t, err)
 			} else {

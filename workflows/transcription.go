@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
+	"parley/jobdef"
 	"parley/problem"
 )
 
@@ -12,6 +14,8 @@ import (
 type TranscriptionInput struct {
 	JobID   int64
 	FromURL bool
+	// MediaKey is the uploaded media; URL jobs learn theirs from the download.
+	MediaKey string
 }
 
 // TranscriptionWorkflow runs a transcription job: download (URL jobs) ->
@@ -25,24 +29,59 @@ func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
 	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActStartJob, JobInput{JobID: in.JobID}).Get(ctx, nil); err != nil {
 		return err
 	}
+	source := in.MediaKey
 	if in.FromURL {
-		err := workflow.ExecuteActivity(mediaWork(ctx, 40*time.Minute), ActDownload, JobInput{JobID: in.JobID}).Get(ctx, nil)
+		var dl DownloadResult
+		err := workflow.ExecuteActivity(mediaWork(ctx, 40*time.Minute), ActDownload, JobInput{JobID: in.JobID}).Get(ctx, &dl)
 		if err != nil {
 			return withFallback(err, problem.DownloadFailed)
 		}
+		source = dl.MediaKey
 	}
-	var audio AudioResult
-	if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActPrepareAudio, AudioInput{JobID: in.JobID}).Get(ctx, &audio); err != nil {
-		return withFallback(err, problem.MediaUnreadable)
-	}
-	err := workflow.ExecuteActivity(mediaWork(ctx, 3*time.Hour), ActTranscribe, AudioInput{JobID: in.JobID, AudioKey: audio.AudioKey}).Get(ctx, nil)
+	audio, err := prepareAudio(ctx, in.JobID, source)
 	if err != nil {
-		return withFallback(err, problem.EngineFailed)
+		return err
 	}
-	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, ChargeInput{JobID: in.JobID, Stages: []string{StageTranscription}}).Get(ctx, nil); err != nil {
+	if err := transcribe(ctx, in.JobID, audio); err != nil {
+		return err
+	}
+	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, ChargeInput{JobID: in.JobID, Stages: jobdef.StageNames(jobdef.Stages(jobdef.Transcription, false))}).Get(ctx, nil); err != nil {
 		return err
 	}
 	return workflow.ExecuteActivity(bookkeeping(ctx), ActFinish, FinishInput{JobID: in.JobID}).Get(ctx, nil)
+}
+
+// prepareAudio extracts the engine's audio track from source and, from
+// version 1 of "bill-decoded-duration" on, prices the job again for the
+// duration the audio decoded to (a container may claim less than it holds),
+// refusing the job when the balance no longer covers it.
+func prepareAudio(ctx workflow.Context, jobID int64, source string) (AudioResult, error) {
+	var audio AudioResult
+	in := PrepareAudioInput{JobID: jobID, SourceKey: source}
+	if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActPrepareAudio, in).Get(ctx, &audio); err != nil {
+		return audio, withFallback(err, problem.MediaUnreadable)
+	}
+	if workflow.GetVersion(ctx, "bill-decoded-duration", workflow.DefaultVersion, 1) == 1 {
+		reprice := RepriceInput{JobID: jobID, DurationSec: audio.DurationSec}
+		actx := summarized(bookkeeping(ctx), fmt.Sprintf("Price %.1f s of decoded audio", audio.DurationSec))
+		if err := workflow.ExecuteActivity(actx, ActReprice, reprice).Get(ctx, nil); err != nil {
+			return audio, err
+		}
+	}
+	return audio, nil
+}
+
+// transcribe runs the speech engine over the prepared audio.
+func transcribe(ctx workflow.Context, jobID int64, audio AudioResult) error {
+	actx := mediaWork(ctx, 3*time.Hour)
+	if audio.DurationSec > 0 {
+		actx = summarized(actx, fmt.Sprintf("Transcribe %.0f s of audio", audio.DurationSec))
+	}
+	err := workflow.ExecuteActivity(actx, ActTranscribe, TranscribeInput{JobID: jobID, AudioKey: audio.AudioKey}).Get(ctx, nil)
+	if err != nil {
+		return withFallback(err, problem.EngineFailed)
+	}
+	return nil
 }
 
 // conclude records how a job ended: a failure marks it failed with its code;

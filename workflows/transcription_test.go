@@ -9,12 +9,13 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
+	"parley/activities"
+	"parley/jobdef"
 	"parley/problem"
+	"parley/worker"
 	"parley/workflows"
 )
 
@@ -48,91 +49,53 @@ func newHarness(t *testing.T, fail script) *harness {
 	env := suite.NewTestWorkflowEnvironment()
 	h := &harness{env: env, fail: fail, count: map[string]int{}}
 
-	env.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: "TranscriptionWorkflow"})
-	env.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: "SubtitlesWorkflow"})
-	env.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: "ReburnWorkflow"})
-
-	// stub is what the worker would run; outcome is what the test scripts.
-	// The environment takes every registration before any mock.
-	outcomes := map[string]any{}
-	register := func(name string, stub, outcome any) {
-		env.RegisterActivityWithOptions(stub, activity.RegisterOptions{Name: name})
-		outcomes[name] = outcome
-	}
-	jobOnly := func(name string) (any, any) {
-		return func(context.Context, workflows.JobInput) error { return nil },
-			func(_ context.Context, in workflows.JobInput) error { return h.record(name, in) }
-	}
-	for _, name := range []string{workflows.ActStartJob, workflows.ActNotify, workflows.ActBuildSRT} {
-		stub, outcome := jobOnly(name)
-		register(name, stub, outcome)
-	}
-	register(workflows.ActSetStatus,
-		func(context.Context, workflows.SetStatusInput) error { return nil },
-		func(_ context.Context, in workflows.SetStatusInput) error {
+	// The real registrations: a mock whose signature differs from the
+	// activity the worker runs fails the test.
+	worker.Register(env, worker.Activities{
+		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
+	})
+	outcomes := map[string]any{
+		workflows.ActStartJob: func(_ context.Context, in workflows.JobInput) error { return h.record(workflows.ActStartJob, in) },
+		workflows.ActNotify:   func(_ context.Context, in workflows.JobInput) error { return h.record(workflows.ActNotify, in) },
+		workflows.ActBuildSRT: func(_ context.Context, in workflows.JobInput) error { return h.record(workflows.ActBuildSRT, in) },
+		workflows.ActSetStatus: func(_ context.Context, in workflows.SetStatusInput) error {
 			return h.record(workflows.ActSetStatus, in)
-		})
-	register(workflows.ActCharge,
-		func(context.Context, workflows.ChargeInput) error { return nil },
-		func(_ context.Context, in workflows.ChargeInput) error { return h.record(workflows.ActCharge, in) })
-	register(workflows.ActFinish,
-		func(context.Context, workflows.FinishInput) error { return nil },
-		func(_ context.Context, in workflows.FinishInput) error { return h.record(workflows.ActFinish, in) })
-	register(workflows.ActDownload,
-		func(context.Context, workflows.JobInput) (workflows.DownloadResult, error) {
-			return workflows.DownloadResult{}, nil
 		},
-		func(_ context.Context, in workflows.JobInput) (workflows.DownloadResult, error) {
-			return workflows.DownloadResult{MediaKey: fmt.Sprintf("jobs/%d/source", in.JobID), DurationSec: 61},
-				h.record(workflows.ActDownload, in)
-		})
-	register(workflows.ActPrepareAudio,
-		func(context.Context, workflows.AudioInput) (workflows.AudioResult, error) {
-			return workflows.AudioResult{}, nil
+		workflows.ActCharge: func(_ context.Context, in workflows.ChargeInput) error { return h.record(workflows.ActCharge, in) },
+		workflows.ActFinish: func(_ context.Context, in workflows.FinishInput) error { return h.record(workflows.ActFinish, in) },
+		workflows.ActReprice: func(_ context.Context, in workflows.RepriceInput) error {
+			return h.record(workflows.ActReprice, in)
 		},
-		func(_ context.Context, in workflows.AudioInput) (workflows.AudioResult, error) {
-			return workflows.AudioResult{AudioKey: audioKey(in.JobID)},
-				h.record(workflows.ActPrepareAudio, in)
-		})
-	register(workflows.ActCleanAudio,
-		func(context.Context, workflows.JobInput) (workflows.AudioResult, error) {
-			return workflows.AudioResult{}, nil
+		workflows.ActDownload: func(_ context.Context, in workflows.JobInput) (workflows.DownloadResult, error) {
+			return workflows.DownloadResult{MediaKey: jobdef.SourceKey(in.JobID), DurationSec: 61}, h.record(workflows.ActDownload, in)
 		},
-		func(_ context.Context, in workflows.JobInput) (workflows.AudioResult, error) {
-			return workflows.AudioResult{AudioKey: cleanedKey(in.JobID)},
-				h.record(workflows.ActCleanAudio, in)
-		})
-	register(workflows.ActTranscribe,
-		func(context.Context, workflows.AudioInput) (workflows.TranscribeResult, error) {
-			return workflows.TranscribeResult{}, nil
+		workflows.ActPrepareAudio: func(_ context.Context, in workflows.PrepareAudioInput) (workflows.AudioResult, error) {
+			return workflows.AudioResult{AudioKey: jobdef.AudioKey(in.JobID), DurationSec: decodedSec}, h.record(workflows.ActPrepareAudio, in)
 		},
-		func(_ context.Context, in workflows.AudioInput) (workflows.TranscribeResult, error) {
+		workflows.ActCleanAudio: func(_ context.Context, in workflows.CleanAudioInput) (workflows.AudioResult, error) {
+			return workflows.AudioResult{AudioKey: jobdef.CleanedAudioKey(in.JobID)}, h.record(workflows.ActCleanAudio, in)
+		},
+		workflows.ActTranscribe: func(_ context.Context, in workflows.TranscribeInput) (workflows.TranscribeResult, error) {
 			return workflows.TranscribeResult{Words: 120, Language: "en"}, h.record(workflows.ActTranscribe, in)
-		})
-	register(workflows.ActBurn,
-		func(context.Context, workflows.BurnInput) (workflows.BurnResult, error) {
-			return workflows.BurnResult{}, nil
 		},
-		func(_ context.Context, in workflows.BurnInput) (workflows.BurnResult, error) {
-			return workflows.BurnResult{OutputKey: fmt.Sprintf("jobs/%d/output-%d.mp4", in.JobID, in.Run)},
-				h.record(workflows.ActBurn, in)
-		})
-	register(workflows.ActPublishBurn,
-		func(context.Context, workflows.BurnInput) error { return nil },
-		func(_ context.Context, in workflows.BurnInput) error { return h.record(workflows.ActPublishBurn, in) })
-	register(workflows.ActReburnFailed,
-		func(context.Context, workflows.ReburnFailedInput) error { return nil },
-		func(_ context.Context, in workflows.ReburnFailedInput) error {
+		workflows.ActBurn: func(_ context.Context, in workflows.BurnInput) (workflows.BurnResult, error) {
+			return workflows.BurnResult{OutputKey: jobdef.OutputKey(in.JobID, in.Run)}, h.record(workflows.ActBurn, in)
+		},
+		workflows.ActPublishBurn: func(_ context.Context, in workflows.PublishInput) error {
+			return h.record(workflows.ActPublishBurn, in)
+		},
+		workflows.ActReburnFailed: func(_ context.Context, in workflows.ReburnFailedInput) error {
 			return h.record(workflows.ActReburnFailed, in)
-		})
+		},
+	}
 	for name, outcome := range outcomes {
 		env.OnActivity(name, mock.Anything, mock.Anything).Return(outcome)
 	}
 	return h
 }
 
-func audioKey(id int64) string   { return fmt.Sprintf("jobs/%d/audio.wav", id) }
-func cleanedKey(id int64) string { return fmt.Sprintf("jobs/%d/cleaned.wav", id) }
+// decodedSec is how long every test's audio decodes to.
+const decodedSec = 61.5
 
 func (h *harness) record(name string, in any) error {
 	h.mu.Lock()
@@ -199,13 +162,21 @@ func refused(code, message string) error {
 func start() call      { return call{workflows.ActStartJob, workflows.JobInput{JobID: jobID}} }
 func download() call   { return call{workflows.ActDownload, workflows.JobInput{JobID: jobID}} }
 func notifyCall() call { return call{workflows.ActNotify, workflows.JobInput{JobID: jobID}} }
-func prepare(key string) call {
-	return call{workflows.ActPrepareAudio, workflows.AudioInput{JobID: jobID, AudioKey: key}}
+func prepare(source string) call {
+	return call{workflows.ActPrepareAudio, workflows.PrepareAudioInput{JobID: jobID, SourceKey: source}}
+}
+
+// reprice prices the job for what its audio decoded to.
+func reprice() call {
+	return call{workflows.ActReprice, workflows.RepriceInput{JobID: jobID, DurationSec: decodedSec}}
 }
 
 func transcribe() call {
-	return call{workflows.ActTranscribe, workflows.AudioInput{JobID: jobID, AudioKey: audioKey(jobID)}}
+	return call{workflows.ActTranscribe, workflows.TranscribeInput{JobID: jobID, AudioKey: jobdef.AudioKey(jobID)}}
 }
+
+// uploadKey is where the tests' uploaded media is.
+const uploadKey = "uploads/test-media"
 
 func charge(stages ...string) call {
 	return call{workflows.ActCharge, workflows.ChargeInput{JobID: jobID, Stages: stages}}
@@ -253,43 +224,43 @@ func TestTranscriptionWorkflow(t *testing.T) {
 	}{
 		{
 			name: "uploaded file is transcribed, charged once and finished",
-			in:   workflows.TranscriptionInput{JobID: jobID},
-			wantCalls: seq(start(), prepare(""), transcribe(),
-				charge(workflows.StageTranscription), finish("", ""), notifyCall()),
+			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(),
+				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
 			name: "URL job downloads first",
 			in:   workflows.TranscriptionInput{JobID: jobID, FromURL: true},
-			wantCalls: seq(start(), download(), prepare(""), transcribe(),
-				charge(workflows.StageTranscription), finish("", ""), notifyCall()),
+			wantCalls: seq(start(), download(), prepare(jobdef.SourceKey(jobID)), reprice(), transcribe(),
+				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
 			name:      "media without audio fails with the activity's code and message",
-			in:        workflows.TranscriptionInput{JobID: jobID},
+			in:        workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail:      script{workflows.ActPrepareAudio: always(refused(problem.NoAudioStream, noAudio))},
-			wantCalls: seq(start(), prepare(""), finish(problem.NoAudioStream, noAudio), notifyCall()),
+			wantCalls: seq(start(), prepare(uploadKey), finish(problem.NoAudioStream, noAudio), notifyCall()),
 			wantCode:  problem.NoAudioStream,
 		},
 		{
 			name: "engine error exhausts retries and fails with the stage's code",
-			in:   workflows.TranscriptionInput{JobID: jobID},
+			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail: script{workflows.ActTranscribe: always(errors.New("engine: connection reset"))},
-			wantCalls: seq(start(), prepare(""), repeat(transcribe(), mediaAttempts),
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), repeat(transcribe(), mediaAttempts),
 				finish(problem.EngineFailed, ""), notifyCall()),
 			wantCode: problem.EngineFailed,
 		},
 		{
 			name:      "a non-retryable error of no known code falls back to the stage's code",
-			in:        workflows.TranscriptionInput{JobID: jobID},
+			in:        workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail:      script{workflows.ActTranscribe: always(refused("SomethingElse", "boom"))},
-			wantCalls: seq(start(), prepare(""), transcribe(), finish(problem.EngineFailed, ""), notifyCall()),
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(), finish(problem.EngineFailed, ""), notifyCall()),
 			wantCode:  problem.EngineFailed,
 		},
 		{
 			name: "unreadable media exhausts retries and fails as MEDIA_UNREADABLE",
-			in:   workflows.TranscriptionInput{JobID: jobID},
+			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail: script{workflows.ActPrepareAudio: always(errors.New("ffmpeg exited 1"))},
-			wantCalls: seq(start(), repeat(prepare(""), mediaAttempts),
+			wantCalls: seq(start(), repeat(prepare(uploadKey), mediaAttempts),
 				finish(problem.MediaUnreadable, ""), notifyCall()),
 			wantCode: problem.MediaUnreadable,
 		},
@@ -310,38 +281,38 @@ func TestTranscriptionWorkflow(t *testing.T) {
 		},
 		{
 			name: "insufficient balance at charge fails the job with that code",
-			in:   workflows.TranscriptionInput{JobID: jobID},
+			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail: script{workflows.ActCharge: always(refused(problem.InsufficientBalance, short))},
-			wantCalls: seq(start(), prepare(""), transcribe(), charge(workflows.StageTranscription),
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(), charge(jobdef.StageTranscription.Name),
 				finish(problem.InsufficientBalance, short), notifyCall()),
 			wantCode: problem.InsufficientBalance,
 		},
 		{
 			name: "a worker lost mid-transcription is retried and the job charged once",
-			in:   workflows.TranscriptionInput{JobID: jobID},
+			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail: script{workflows.ActTranscribe: onAttempt(1, temporal.NewHeartbeatTimeoutError())},
-			wantCalls: seq(start(), prepare(""), transcribe(), transcribe(),
-				charge(workflows.StageTranscription), finish("", ""), notifyCall()),
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(), transcribe(),
+				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
 			name:      "a job that is already done is not run again",
-			in:        workflows.TranscriptionInput{JobID: jobID},
+			in:        workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail:      script{workflows.ActStartJob: always(refused(problem.Conflict, "done"))},
 			wantCalls: seq(start(), finish(problem.Conflict, "done"), notifyCall()),
 			wantCode:  problem.Conflict,
 		},
 		{
 			name: "a notification that cannot be queued does not fail a done job",
-			in:   workflows.TranscriptionInput{JobID: jobID},
+			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail: script{workflows.ActNotify: always(refused(problem.Internal, "outbox down"))},
-			wantCalls: seq(start(), prepare(""), transcribe(),
-				charge(workflows.StageTranscription), finish("", ""), notifyCall()),
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(),
+				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, tt.fail)
-			err := h.run(t, "TranscriptionWorkflow", tt.in)
+			err := h.run(t, workflows.TranscriptionWorkflowName, tt.in)
 			requireFailedWith(t, err, tt.wantCode)
 			require.Equal(t, tt.wantCalls, h.calls)
 		})

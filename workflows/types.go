@@ -33,14 +33,36 @@ type DownloadResult struct {
 	DurationSec float64
 }
 
-// AudioInput names a job and the audio object an activity should use.
-type AudioInput struct {
-	JobID    int64
-	AudioKey string
+// PrepareAudioInput asks for the engine's audio track of a job's media.
+type PrepareAudioInput struct {
+	JobID int64
+	// SourceKey is the media (or the cleaned track) to extract it from.
+	SourceKey string
+}
+
+// CleanAudioInput asks for a job's media with its background noise reduced.
+type CleanAudioInput struct {
+	JobID     int64
+	SourceKey string
 }
 
 // AudioResult is an audio object made for a job.
 type AudioResult struct {
+	AudioKey string
+	// DurationSec is measured from the decoded samples (PrepareAudio), never
+	// taken from what the container claims.
+	DurationSec float64
+}
+
+// RepriceInput prices a job again for the duration its audio decoded to.
+type RepriceInput struct {
+	JobID       int64
+	DurationSec float64
+}
+
+// TranscribeInput asks the engine for the transcript of a job's audio.
+type TranscribeInput struct {
+	JobID    int64
 	AudioKey string
 }
 
@@ -54,6 +76,15 @@ type TranscribeResult struct {
 type BurnInput struct {
 	JobID int64
 	Run   int
+	// SourceKey is the video; CleanedAudioKey, when set, replaces its sound.
+	SourceKey       string
+	CleanedAudioKey string
+}
+
+// PublishInput makes a burn run's output the job's video.
+type PublishInput struct {
+	JobID     int64
+	OutputKey string
 }
 
 // BurnResult is the object a burn run wrote.
@@ -65,6 +96,9 @@ type BurnResult struct {
 type ReburnInput struct {
 	JobID int64
 	Run   int
+	// SourceKey and CleanedAudioKey are the job's video and cleaned track.
+	SourceKey       string
+	CleanedAudioKey string
 }
 
 // ReburnFailedInput records a failed re-burn, leaving the job done.

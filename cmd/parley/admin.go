@@ -15,6 +15,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"parley/api"
 	"parley/apikey"
 	"parley/billing"
 	"parley/config"
@@ -90,11 +91,6 @@ func parse(fs *flag.FlagSet, args []string, required ...string) error {
 	return nil
 }
 
-type accountOut struct {
-	storage.Account
-	BalanceUSD float64 `json:"balance_usd"`
-}
-
 func accountCreate(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
 	email := fs.String("email", "", "")
 	name := fs.String("name", "", "")
@@ -135,7 +131,7 @@ func accountCreate(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []str
 		}
 	}
 	acc, err = storage.Accounts{DB: db}.Get(ctx, acc.ID)
-	return accountOut{Account: acc, BalanceUSD: acc.BalanceMicros.USD()}, err
+	return accountView(acc), err
 }
 
 func creditAdd(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
@@ -162,7 +158,7 @@ func creditAdd(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"entry": entry, "balance_usd": entry.BalanceAfter.USD()}, nil
+	return map[string]any{"entry": ledgerView(entry), "balance_usd": entry.BalanceAfter.USD()}, nil
 }
 
 func keyCreate(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
@@ -204,7 +200,11 @@ func keyCreate(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string)
 	if _, err := (storage.Accounts{DB: db}).Get(ctx, *account); err != nil {
 		return nil, fmt.Errorf("account %q: %w", *account, err)
 	}
-	return storage.Keys{DB: db}.Issue(ctx, spec)
+	issued, err := storage.Keys{DB: db}.Issue(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return api.IssuedKeyView(issued), nil
 }
 
 func keyRevoke(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
@@ -212,7 +212,11 @@ func keyRevoke(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string)
 	if err := parse(fs, args, "id"); err != nil {
 		return nil, err
 	}
-	return storage.Keys{DB: db}.Revoke(ctx, *id, "", time.Now())
+	k, err := storage.Keys{DB: db}.Revoke(ctx, *id, "", time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return api.KeyView(k), nil
 }
 
 func limitsSet(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
@@ -250,7 +254,10 @@ func priceSet(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) 
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("no price item %q (transcription, voice_cleanup, subtitle_burn)", *item)
 	}
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	return priceView(p), nil
 }
 
 // bootstrapDev creates the development account and an all-scopes key the
@@ -268,7 +275,7 @@ func bootstrapDev(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []stri
 	if err != nil {
 		return nil, err
 	}
-	acc := created.(accountOut)
+	acc := created.(accountJSON)
 	spec := storage.KeySpec{
 		AccountID: acc.ID, Name: "dev (all scopes)", OwnerType: apikey.OwnerAdmin, Tier: "standard",
 		Scopes: append(append([]string{}, apikey.UserScopes...), apikey.AdminScopes...),
@@ -277,7 +284,7 @@ func bootstrapDev(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []stri
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"account": acc, "key": key, "secret": key.Secret}, nil
+	return map[string]any{"account": acc, "key": api.IssuedKeyView(key), "secret": key.Secret}, nil
 }
 
 func splitList(s string) []string {

@@ -133,7 +133,7 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	defer s.close()
 	g, ctx := errgroup.WithContext(ctx)
 	if withWorker {
-		w := worker.New(s.temporal, s.activities())
+		w := worker.New(s.temporal, s.activities(), s.cfg.WorkerActivities)
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
@@ -141,8 +141,11 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 		s.log.WithField("task_queue", "parley-jobs").Info("worker started")
 	}
 	if withAPI {
+		if err := s.cfg.CheckSigningSecrets(); err != nil {
+			return err
+		}
 		srv := api.NewServer(api.Deps{
-			Config: s.cfg, DB: s.db, Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
+			Config: s.cfg, Store: storage.NewStore(s.db), Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
 			Catalog: s.catalog, Log: s.log, Version: buildVersion(),
 		})
 		httpServer := &http.Server{

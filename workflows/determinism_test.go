@@ -20,14 +20,14 @@ func TestWorkflowsAreDeterministic(t *testing.T) {
 		in       any
 		fail     script
 	}{
-		{"transcription from URL", "TranscriptionWorkflow", workflows.TranscriptionInput{JobID: jobID, FromURL: true}, nil},
-		{"transcription failing", "TranscriptionWorkflow", workflows.TranscriptionInput{JobID: jobID},
+		{"transcription from URL", workflows.TranscriptionWorkflowName, workflows.TranscriptionInput{JobID: jobID, FromURL: true}, nil},
+		{"transcription failing", workflows.TranscriptionWorkflowName, workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			script{workflows.ActTranscribe: always(errors.New("engine down"))}},
-		{"subtitles with cleanup", "SubtitlesWorkflow", workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true}, nil},
-		{"subtitles charge refused", "SubtitlesWorkflow", workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true},
+		{"subtitles with cleanup", workflows.SubtitlesWorkflowName, workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey}, nil},
+		{"subtitles charge refused", workflows.SubtitlesWorkflowName, workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey},
 			script{workflows.ActCharge: onAttempt(2, refused(problem.InsufficientBalance, "short"))}},
-		{"reburn", "ReburnWorkflow", workflows.ReburnInput{JobID: jobID, Run: 2}, nil},
-		{"reburn failing", "ReburnWorkflow", workflows.ReburnInput{JobID: jobID, Run: 2},
+		{"reburn", workflows.ReburnWorkflowName, workflows.ReburnInput{JobID: jobID, Run: 2, SourceKey: uploadKey}, nil},
+		{"reburn failing", workflows.ReburnWorkflowName, workflows.ReburnInput{JobID: jobID, Run: 2, SourceKey: uploadKey},
 			script{workflows.ActBurn: always(errors.New("ffmpeg killed"))}},
 	}
 	for _, tt := range tests {

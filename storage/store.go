@@ -1,0 +1,40 @@
+package storage
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
+
+// Store is every repository over one database, built once per process, so
+// that callers outside storage never see bun.
+type Store struct {
+	db *bun.DB
+
+	Accounts     Accounts
+	Keys         Keys
+	Jobs         Jobs
+	Admissions   Admissions
+	Ledger       Ledger
+	Prices       Prices
+	Versions     SubtitleVersions
+	RateCounters RateCounters
+}
+
+// NewStore builds the repositories over db.
+func NewStore(db *bun.DB) Store {
+	return Store{
+		db:       db,
+		Accounts: Accounts{DB: db}, Keys: Keys{DB: db}, Jobs: Jobs{DB: db}, Admissions: Admissions{DB: db},
+		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db},
+	}
+}
+
+// Health pings the database.
+func (s Store) Health(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// NewUsageBatcher batches key-use times over the store's database.
+func (s Store) NewUsageBatcher() *UsageBatcher { return NewUsageBatcher(s.db) }
+
+// NewUsageRecorder batches request counts over the store's database.
+func (s Store) NewUsageRecorder() *UsageRecorder { return NewUsageRecorder(s.db) }

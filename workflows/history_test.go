@@ -1,0 +1,36 @@
+package workflows_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/sirupsen/logrus"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"parley/temporalclient"
+	"parley/testenv"
+	"parley/worker"
+)
+
+// Every recorded history of a real run (workflows/testdata, refreshed by
+// `make histories`) must replay on today's workflow code: a change that would
+// break a job already running — an activity added, removed or reordered
+// without workflow.GetVersion — fails here before it reaches a worker.
+func TestRecordedHistoriesReplay(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no recorded histories in testdata: run `make histories`")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r := sdkworker.NewWorkflowReplayer()
+			worker.RegisterWorkflows(r)
+			if err := r.ReplayWorkflowHistoryFromJSONFile(temporalclient.NewLogAdapter(logrus.NewEntry(testenv.Logger())), f); err != nil {
+				t.Fatalf("replay %s: %v", f, err)
+			}
+		})
+	}
+}

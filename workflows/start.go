@@ -1,0 +1,97 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Workflow type names: the worker registers and the service starts them
+// under these names, which operators see in the Temporal UI and CLI.
+const (
+	TranscriptionWorkflowName = "TranscriptionWorkflow"
+	SubtitlesWorkflowName     = "SubtitlesWorkflow"
+	ReburnWorkflowName        = "ReburnWorkflow"
+)
+
+// Search attributes set on every job workflow, so that "all failed subtitle
+// jobs of account X" is one query in the UI or CLI:
+//
+//	ParleyAccountId = 'acc_…' AND ParleyJobKind = 'subtitles' AND ExecutionStatus = 'Failed'
+var (
+	AttrAccountID = temporal.NewSearchAttributeKeyKeyword("ParleyAccountId")
+	AttrJobKind   = temporal.NewSearchAttributeKeyKeyword("ParleyJobKind")
+	AttrJobID     = temporal.NewSearchAttributeKeyInt64("ParleyJobId")
+)
+
+// SearchAttributes are the custom attributes the namespace must know, by
+// name and type (temporalclient registers them).
+func SearchAttributes() map[string]enums.IndexedValueType {
+	return map[string]enums.IndexedValueType{
+		AttrAccountID.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD,
+		AttrJobKind.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD,
+		AttrJobID.GetName():     enums.INDEXED_VALUE_TYPE_INT,
+	}
+}
+
+// Job says which job a workflow runs, for its search attributes, and what an
+// operator should read about it in the workflow list.
+type Job struct {
+	AccountID string
+	Kind      string
+	ID        int64
+	// Summary is one line, e.g. "Subtitles for talk.mp4 (61 s), cleanup".
+	Summary string
+}
+
+// Starter is the part of the Temporal client that starts workflows.
+type Starter interface {
+	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
+}
+
+// StartTranscription starts the workflow of a transcription job.
+func StartTranscription(ctx context.Context, c Starter, j Job, in TranscriptionInput) error {
+	return start(ctx, c, TranscriptionWorkflowID(in.JobID), TranscriptionWorkflowName, j, in)
+}
+
+// StartSubtitles starts the workflow of a subtitle job.
+func StartSubtitles(ctx context.Context, c Starter, j Job, in SubtitlesInput) error {
+	return start(ctx, c, SubtitlesWorkflowID(in.JobID), SubtitlesWorkflowName, j, in)
+}
+
+// StartReburn starts the in.Run-th re-burn of a subtitle job.
+func StartReburn(ctx context.Context, c Starter, j Job, in ReburnInput) error {
+	return start(ctx, c, ReburnWorkflowID(in.JobID, in.Run), ReburnWorkflowName, j, in)
+}
+
+// start runs a workflow on the job queue under an ID that is never reused
+// (operators rerun a job by resetting its workflow). It does not stop when
+// the caller's context ends (a client hanging up must not leave a job
+// without its workflow), and when the answer is lost it asks whether the
+// workflow exists, so a running job is never reported as not started.
+func start(ctx context.Context, c Starter, id, name string, j Job, input any) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                    id,
+		TaskQueue:             TaskQueue,
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		StaticSummary:         j.Summary,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			AttrAccountID.ValueSet(j.AccountID), AttrJobKind.ValueSet(j.Kind), AttrJobID.ValueSet(j.ID),
+		),
+	}, name, input)
+	if err == nil {
+		return nil
+	}
+	if _, descErr := c.DescribeWorkflowExecution(ctx, id, ""); descErr == nil {
+		return nil
+	}
+	return fmt.Errorf("start workflow %s: %w", id, err)
+}
