@@ -49,10 +49,20 @@ func FormatVTT(cues []Cue) string {
 
 // cueText drops blank lines, which would end a cue early in SRT and VTT,
 // and turns CR into a line break: libass ends a script line at a CR, so one
-// left in the text could add events of its own to the ASS script.
+// left in the text could add events of its own to the ASS script. Text a
+// speech engine produced is also made what ParseSRT accepts, since a burn
+// parses the saved SRT again: control characters, which no caption shows,
+// are dropped and invalid UTF-8 becomes U+FFFD. (Uploaded text never has
+// either; ParseSRT refuses it.)
 func cueText(text string) string {
+	text = strings.Map(func(r rune) rune {
+		if (r < 0x20 && r != '\t' && r != '\n') || r == 0x7F {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(lineBreaks.Replace(text), "\uFFFD"))
 	var lines []string
-	for _, l := range strings.Split(lineBreaks.Replace(text), "\n") {
+	for _, l := range strings.Split(text, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			lines = append(lines, l)
 		}

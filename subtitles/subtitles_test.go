@@ -320,3 +320,23 @@ func TestCarriageReturnCannotInjectASS(t *testing.T) {
 		t.Errorf("SRT contains a CR:\n%q", srt)
 	}
 }
+
+// A burn parses the saved SRT again, generated captions included, so what
+// FormatSRT writes from a speech engine's words must parse.
+func TestFormatSRTWritesWhatParseSRTAccepts(t *testing.T) {
+	cues := []Cue{
+		{Index: 1, Start: 0, End: 1, Text: "nul\x00 esc\x1b[1m del\x7f"},
+		{Index: 2, Start: 1, End: 2, Text: "bad \xff byte\tand tab"},
+		{Index: 3, Start: 2, End: 3, Text: "cr\rline"},
+	}
+	back, err := ParseSRT(FormatSRT(cues), 0)
+	if err != nil {
+		t.Fatalf("%v\n%q", err, FormatSRT(cues))
+	}
+	want := []string{"nul esc[1m del", "bad \uFFFD byte\tand tab", "cr\nline"}
+	for i, c := range back {
+		if c.Text != want[i] {
+			t.Errorf("cue %d: %q, want %q", i+1, c.Text, want[i])
+		}
+	}
+}
