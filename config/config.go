@@ -5,6 +5,7 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os"
 	"runtime"
 	"strconv"
@@ -47,6 +48,15 @@ type Config struct {
 
 	// WorkerActivities bounds the activities one worker runs at once.
 	WorkerActivities int
+
+	// CORSOrigins are the browser origins allowed to call the API, each as
+	// browsers send it in Origin; empty means CORS stays off.
+	CORSOrigins []string
+
+	// A client must send a request body, and read a response, at
+	// MinTransferBytes per MinTransferWindow at least.
+	MinTransferBytes  int64
+	MinTransferWindow time.Duration
 }
 
 // minSecretLen is the shortest signing secret accepted: 32 characters of a
@@ -93,6 +103,9 @@ var Vars = []Var{
 	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
 	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once; empty means twice the machine's cores (ffmpeg and the engine are CPU-bound)"},
 	{"PARLEY_RATE_TIERS", "standard=60/1000,pro=600/10000,unlimited=0/0", "per-key requests per minute/hour for each tier; 0 means no limit"},
+	{"PARLEY_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) that may call the API; empty: CORS off; * is refused"},
+	{"PARLEY_MIN_TRANSFER_BYTES", "65536", "a client sending a body or reading a response must move at least this many bytes per PARLEY_MIN_TRANSFER_WINDOW"},
+	{"PARLEY_MIN_TRANSFER_WINDOW", "30s", "window for PARLEY_MIN_TRANSFER_BYTES; a slower client is disconnected"},
 }
 
 // Load reads the configuration from the environment.
@@ -150,7 +163,64 @@ func Load() (Config, error) {
 			return c, fmt.Errorf("PARLEY_WORKER_ACTIVITIES: want a positive integer")
 		}
 	}
+	if c.CORSOrigins, err = ParseOrigins(get("PARLEY_CORS_ORIGINS")); err != nil {
+		return c, fmt.Errorf("PARLEY_CORS_ORIGINS: %w", err)
+	}
+	if c.MinTransferBytes, err = strconv.ParseInt(get("PARLEY_MIN_TRANSFER_BYTES"), 10, 64); err != nil || c.MinTransferBytes <= 0 {
+		return c, fmt.Errorf("PARLEY_MIN_TRANSFER_BYTES: want a positive integer")
+	}
+	if c.MinTransferWindow, err = time.ParseDuration(get("PARLEY_MIN_TRANSFER_WINDOW")); err != nil || c.MinTransferWindow <= 0 {
+		return c, fmt.Errorf("PARLEY_MIN_TRANSFER_WINDOW: want a positive duration")
+	}
 	return c, nil
+}
+
+// ParseOrigins reads a comma-separated list of exact origins. Each must be
+// written as browsers send it in the Origin header (lower case, no path,
+// no default port), since CORS compares origins byte for byte. "*" is
+// refused: an API called with secret bearer keys should only be reachable
+// from pages someone chose to trust with a key, so each one is named.
+func ParseOrigins(s string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		if part == "*" {
+			return nil, fmt.Errorf("* is not allowed: list each origin")
+		}
+		canonical, err := canonicalOrigin(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", part, err)
+		}
+		if canonical != part {
+			return nil, fmt.Errorf("%q: write it as %q, the form browsers send", part, canonical)
+		}
+		out = append(out, part)
+	}
+	return out, nil
+}
+
+func canonicalOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.User != nil || u.Hostname() == "" {
+		return "", fmt.Errorf("want scheme://host[:port] with scheme http or https")
+	}
+	host := strings.ToLower(u.Hostname())
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	} else if strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789.-") != "" {
+		return "", fmt.Errorf("host %q: want letters, digits, dots and hyphens (punycode for other scripts)", u.Hostname())
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("invalid port %q", p)
+		}
+		if !(u.Scheme == "https" && p == "443") && !(u.Scheme == "http" && p == "80") {
+			host += ":" + p
+		}
+	}
+	return u.Scheme + "://" + host, nil
 }
 
 func parsePrefixes(s string) ([]netip.Prefix, error) {

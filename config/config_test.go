@@ -1,6 +1,10 @@
 package config
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"time"
+)
 
 func TestParseRateTiers(t *testing.T) {
 	tiers, err := ParseRateTiers("standard=60/1000, pro=600/10000,unlimited=0/0")
@@ -25,12 +29,14 @@ func TestLoadDefaultsAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPAddr != "127.0.0.1:8080" || c.MaxUploadSize != 500<<20 || c.RateTiers["standard"].PerMinute != 60 {
+	if c.HTTPAddr != "127.0.0.1:8080" || c.MaxUploadSize != 500<<20 || c.RateTiers["standard"].PerMinute != 60 ||
+		c.CORSOrigins != nil || c.MinTransferBytes != 64<<10 || c.MinTransferWindow != 30*time.Second {
 		t.Fatalf("defaults: %+v", c)
 	}
 	for name, value := range map[string]string{
 		"MINIO_USE_SSL": "maybe", "PARLEY_MEDIA_LINK_TTL": "soon", "PARLEY_MAX_UPLOAD_BYTES": "-1",
-		"PARLEY_URL_ALLOW_CIDRS": "10.0.0.0", "PARLEY_RATE_TIERS": "pro=1/1",
+		"PARLEY_URL_ALLOW_CIDRS": "10.0.0.0", "PARLEY_RATE_TIERS": "pro=1/1", "PARLEY_CORS_ORIGINS": "*",
+		"PARLEY_MIN_TRANSFER_BYTES": "0", "PARLEY_MIN_TRANSFER_WINDOW": "-5s",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -38,5 +44,27 @@ func TestLoadDefaultsAndErrors(t *testing.T) {
 				t.Fatalf("%s=%q accepted", name, value)
 			}
 		})
+	}
+}
+
+func TestParseOrigins(t *testing.T) {
+	got, err := ParseOrigins(" https://app.example.com, http://localhost:3000,http://[::1]:8080,https://xn--bcher-kva.example ,")
+	want := []string{"https://app.example.com", "http://localhost:3000", "http://[::1]:8080", "https://xn--bcher-kva.example"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("ParseOrigins = %q, %v; want %q", got, err, want)
+	}
+	if got, err := ParseOrigins(""); err != nil || got != nil {
+		t.Errorf("empty list = %q, %v", got, err)
+	}
+	for _, bad := range []string{
+		"*", "https://ok.example,*", "null", "app.example.com", "ftp://app.example.com", "https://",
+		"https://app.example.com/", "https://app.example.com/path", "https://app.example.com?x=1", "https://app.example.com#top",
+		"https://user@app.example.com", "https://App.Example.com", "HTTPS://app.example.com", "https://app.example.com:443",
+		"http://app.example.com:80", "https://app.example.com:0", "https://app.example.com:99999", "https://*.example.com",
+		"https://bücher.example", "https://app.example.com:8443/",
+	} {
+		if got, err := ParseOrigins(bad); err == nil {
+			t.Errorf("ParseOrigins(%q) = %q, want an error", bad, got)
+		}
 	}
 }

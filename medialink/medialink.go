@@ -6,6 +6,7 @@ package medialink
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"strconv"
@@ -46,22 +47,29 @@ func (s Signer) mac(payload string) []byte {
 	return m.Sum(nil)
 }
 
-// Verify returns the object key of a valid, unexpired token.
+// Verify returns the object key of a valid, unexpired token. Exactly one
+// spelling of a token is valid, the one Token made: base64 decoding ignores
+// line breaks and the unused low bits of the last character, and ParseInt
+// takes "+" and leading zeros, so the parts are only read to rebuild the
+// canonical token, which must equal the given one byte for byte.
 func (s Signer) Verify(token string, now time.Time) (string, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
 		return "", ErrInvalid
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || !hmac.Equal(sig, s.mac(parts[0]+"."+parts[1])) {
+	key, err := base64.RawURLEncoding.Strict().DecodeString(parts[0])
+	if err != nil {
 		return "", ErrInvalid
 	}
 	expiry, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || !now.Before(time.Unix(expiry, 0)) {
+	if err != nil {
 		return "", ErrInvalid
 	}
-	key, err := base64.RawURLEncoding.DecodeString(parts[0])
-	if err != nil {
+	// Constant time: the comparison covers the signature.
+	if subtle.ConstantTimeCompare([]byte(s.sign(string(key), expiry)), []byte(token)) != 1 {
+		return "", ErrInvalid
+	}
+	if !now.Before(time.Unix(expiry, 0)) {
 		return "", ErrInvalid
 	}
 	return string(key), nil

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"parley/textcheck"
 )
 
 // splitTime splits seconds into hours, minutes, seconds and a fraction in
@@ -45,8 +47,20 @@ func FormatVTT(cues []Cue) string {
 	return b.String()
 }
 
-// cueText drops blank lines, which would end a cue early in SRT and VTT.
+// cueText drops blank lines, which would end a cue early in SRT and VTT,
+// and turns CR into a line break: libass ends a script line at a CR, so one
+// left in the text could add events of its own to the ASS script. Text a
+// speech engine produced is also made what ParseSRT accepts, since a burn
+// parses the saved SRT again: control characters, which no caption shows,
+// are dropped and invalid UTF-8 becomes U+FFFD. (Uploaded text never has
+// either; ParseSRT refuses it.)
 func cueText(text string) string {
+	text = strings.Map(func(r rune) rune {
+		if (r < 0x20 && r != '\t' && r != '\n') || r == 0x7F {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(lineBreaks.Replace(text), "\uFFFD"))
 	var lines []string
 	for _, l := range strings.Split(text, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
@@ -76,17 +90,29 @@ func (e *ParseError) Error() string {
 	}
 }
 
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
 var timingLine = regexp.MustCompile(`^(\d{2,}):(\d{2}):(\d{2}),(\d{3}) +--> +(\d{2,}):(\d{2}):(\d{2}),(\d{3})$`)
 
-func parseTimestamp(parts []string) (float64, bool) {
-	h, _ := strconv.Atoi(parts[0])
+// maxSRTHours bounds timestamps well inside the range where seconds held in
+// a float64 keep every millisecond (and h*3600 cannot overflow), so an
+// accepted file is written back with the times it was read with.
+const maxSRTHours = 9999
+
+// parseTimestamp reads the hours, minutes, seconds and milliseconds the
+// timing pattern matched; reason says what is wrong when it cannot.
+func parseTimestamp(parts []string) (sec float64, reason string) {
+	h, err := strconv.Atoi(parts[0])
+	if err != nil || h > maxSRTHours {
+		return 0, fmt.Sprintf("hours must be at most %d", maxSRTHours)
+	}
 	m, _ := strconv.Atoi(parts[1])
 	s, _ := strconv.Atoi(parts[2])
 	ms, _ := strconv.Atoi(parts[3])
 	if m > 59 || s > 59 {
-		return 0, false
+		return 0, "minutes and seconds must be below 60"
 	}
-	return float64(h*3600+m*60+s) + float64(ms)/1000, true
+	return float64(h*3600+m*60+s) + float64(ms)/1000, ""
 }
 
 // ParseSRT parses an uploaded SubRip file strictly enough to burn it: cues
@@ -94,8 +120,9 @@ func parseTimestamp(parts []string) (float64, bool) {
 // maxDurationSec > 0) times within the media's duration.
 func ParseSRT(src string, maxDurationSec float64) ([]Cue, error) {
 	src = strings.TrimPrefix(src, "\uFEFF")
-	src = strings.ReplaceAll(src, "\r\n", "\n")
-	lines := strings.Split(src, "\n")
+	// A lone CR is an old Mac line end; left in a cue it would end the ASS
+	// line early when the cue is burned.
+	lines := strings.Split(lineBreaks.Replace(src), "\n")
 	var cues []Cue
 	prevStart := 0.0
 	for i := 0; i < len(lines); {
@@ -118,11 +145,13 @@ func ParseSRT(src string, maxDurationSec float64) ([]Cue, error) {
 		if m == nil {
 			return fail(i, "invalid timing line %q (want HH:MM:SS,mmm --> HH:MM:SS,mmm)", truncate(strings.TrimSpace(lines[i]), 60))
 		}
-		start, ok1 := parseTimestamp(m[1:5])
-		end, ok2 := parseTimestamp(m[5:9])
+		start, bad1 := parseTimestamp(m[1:5])
+		end, bad2 := parseTimestamp(m[5:9])
 		switch {
-		case !ok1 || !ok2:
-			return fail(i, "minutes and seconds must be below 60")
+		case bad1 != "":
+			return fail(i, "%s", bad1)
+		case bad2 != "":
+			return fail(i, "%s", bad2)
 		case end < start:
 			return fail(i, "end time is before start time")
 		case end == start:
@@ -136,6 +165,9 @@ func ParseSRT(src string, maxDurationSec float64) ([]Cue, error) {
 		i++
 		var text []string
 		for ; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
+			if err := textcheck.Text(lines[i]); err != nil {
+				return fail(i, "text %s", err)
+			}
 			text = append(text, strings.TrimSpace(lines[i]))
 		}
 		if len(text) == 0 {

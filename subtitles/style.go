@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"parley/textcheck"
 )
 
 // Style defaults; sizes default to a share of the video's height.
@@ -107,6 +110,10 @@ func ParseStyle(raw string) (Style, error) {
 }
 
 func styleString(key string, v json.RawMessage) (string, error) {
+	// json.Unmarshal would quietly replace bytes that are not UTF-8.
+	if !utf8.Valid(v) {
+		return "", &StyleError{Key: key, Reason: "must be valid UTF-8"}
+	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
 		return "", &StyleError{Key: key, Reason: "must be a string"}
@@ -127,12 +134,16 @@ func styleNumber(key string, v json.RawMessage) (float64, error) {
 
 func (s Style) validateStrings() error {
 	if s.Font != "" {
+		if err := textcheck.Line(s.Font); err != nil {
+			return &StyleError{Key: "font", Reason: err.Error()}
+		}
 		if len([]rune(s.Font)) > 64 {
 			return &StyleError{Key: "font", Reason: "must be at most 64 characters"}
 		}
 		for _, r := range s.Font {
-			// A comma would end the font field of the ASS style line.
-			if !unicode.IsPrint(r) || r == ',' {
+			// A comma would end the font field of the ASS style line; U+FFFD
+			// is what json.Unmarshal makes of a lone surrogate escape.
+			if !unicode.IsPrint(r) || r == ',' || r == utf8.RuneError {
 				return &StyleError{Key: "font", Reason: "must be printable characters without commas"}
 			}
 		}

@@ -125,6 +125,10 @@ func TestFormatSRTAndVTT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	longest := "1\n9999:59:58,999 --> 9999:59:59,999\nHi\n\n"
+	if far, err := ParseSRT(longest, 0); err != nil || FormatSRT(far) != longest {
+		t.Errorf("the latest times are not kept: %q, %v", FormatSRT(far), err)
+	}
 	if len(back) != 2 || back[0].Text != "Hello\nworld" || back[1].Start != 3661.002 {
 		t.Errorf("round trip: %+v", back)
 	}
@@ -150,6 +154,11 @@ func TestParseSRT(t *testing.T) {
 		{"not a number", "x\n00:00:01,000 --> 00:00:02,000\nHi\n", 10, 0, &ParseError{Cue: 1, Line: 1}},
 		{"bad timing", "1\n00:00:01.000 -> 00:00:02,000\nHi\n", 10, 0, &ParseError{Cue: 1, Line: 2}},
 		{"missing timing", "1\n\nHi\n", 10, 0, &ParseError{Cue: 1, Line: 2}},
+		{"most hours", "1\n9999:59:58,999 --> 9999:59:59,999\nHi\n", 0, 1, nil},
+		{"hours past the limit", "1\n10000:00:00,000 --> 10000:00:01,000\nHi\n", 0, 0,
+			&ParseError{Cue: 1, Line: 2, Reason: "hours must be at most 9999"}},
+		{"hours overflowing", "1\n00:00:00,000 --> 99999999999999999999:00:01,000\nHi\n", 0, 0,
+			&ParseError{Cue: 1, Line: 2, Reason: "hours must be at most 9999"}},
 		{"seconds over 59", "1\n00:00:61,000 --> 00:01:02,000\nHi\n", 0, 0, &ParseError{Cue: 1, Line: 2}},
 		{"end before start", "1\n00:00:03,000 --> 00:00:02,000\nHi\n", 10, 0, &ParseError{Cue: 1, Line: 2, Reason: "end time is before start time"}},
 		{"zero length", "1\n00:00:03,000 --> 00:00:03,000\nHi\n", 10, 0, &ParseError{Cue: 1, Line: 2}},
@@ -157,6 +166,14 @@ func TestParseSRT(t *testing.T) {
 		{"past the media", valid, 3, 0, &ParseError{Cue: 2, Line: 6}},
 		{"no text", "1\n00:00:01,000 --> 00:00:02,000\n\n2\n00:00:03,000 --> 00:00:04,000\nHi\n", 10, 0, &ParseError{Cue: 1, Line: 3}},
 		{"no text at end of file", "1\n00:00:01,000 --> 00:00:02,000", 10, 0, &ParseError{Cue: 1, Line: 3}},
+		{"old Mac line endings", strings.ReplaceAll(valid, "\n", "\r"), 10, 2, nil},
+		{"NUL in text", "1\n00:00:01,000 --> 00:00:02,000\nHel\x00lo\n", 10, 0,
+			&ParseError{Cue: 1, Line: 3, Reason: "text contains a control character (U+0000) at byte 3"}},
+		{"escape in second text line", "1\n00:00:01,000 --> 00:00:02,000\nHello\n\x1b[2Jworld\n", 10, 0, &ParseError{Cue: 1, Line: 4}},
+		{"vertical tab inside text", valid + "\n3\n00:00:05,000 --> 00:00:06,000\na\vb\n", 10, 0, &ParseError{Cue: 3, Line: 12}},
+		{"DEL in text", "1\n00:00:01,000 --> 00:00:02,000\nab\x7f\n", 10, 0, &ParseError{Cue: 1, Line: 3}},
+		{"invalid UTF-8 in text", "1\n00:00:01,000 --> 00:00:02,000\nab\xffcd\n", 10, 0,
+			&ParseError{Cue: 1, Line: 3, Reason: "text is not valid UTF-8 at byte 2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,6 +217,12 @@ func TestParseStyle(t *testing.T) {
 		{`{"font":""}`, Style{}, "font"},
 		{`{"font":"` + strings.Repeat("a", 65) + `"}`, Style{}, "font"},
 		{`{"font":"Bad\u0007Font"}`, Style{}, "font"},
+		{`{"font":"Bad\u0000Font"}`, Style{}, "font"},
+		{`{"font":"Bad\u001bFont"}`, Style{}, "font"},
+		{`{"font":"Bad\u007fFont"}`, Style{}, "font"},
+		{"{\"font\":\"Bad\xffFont\"}", Style{}, "font"},
+		{`{"font":"Bad\ud800Font"}`, Style{}, "font"},
+		{`{"font":"Bad\n"}`, Style{}, "font"},
 		{`{"font":"A,B"}`, Style{}, "font"},
 		{`{"font":12}`, Style{}, "font"},
 		{`{"fontSize":7}`, Style{}, "fontSize"},
@@ -278,6 +301,42 @@ func TestRenderASS(t *testing.T) {
 		s, _ := ParseStyle(`{"position":"` + pos + `"}`)
 		if !strings.Contains(RenderASS(nil, s, 640, 360), ",0,1,1.5,0"+align) {
 			t.Errorf("%s: alignment %s missing", pos, align)
+		}
+	}
+}
+
+// libass ends a script line at CR as well as LF, so a CR in cue text would
+// let the text add its own events or sections to the script.
+func TestCarriageReturnCannotInjectASS(t *testing.T) {
+	cues := []Cue{{Index: 1, Start: 0, End: 1, Text: "hi\rDialogue: 0,0:00:00.00,9:00:00.00,Default,,0,0,0,,owned\r\n[Script Info]"}}
+	ass := RenderASS(cues, Style{}, 640, 360)
+	if strings.Contains(ass, "\r") {
+		t.Fatalf("ASS contains a CR:\n%q", ass)
+	}
+	if !strings.Contains(ass, ",,hi\\NDialogue: 0,0:00:00.00,9:00:00.00,Default,,0,0,0,,owned\\N[Script Info]\n") {
+		t.Errorf("CR not rendered as a line break:\n%q", ass)
+	}
+	if srt := FormatSRT(cues); strings.Contains(srt, "\r") {
+		t.Errorf("SRT contains a CR:\n%q", srt)
+	}
+}
+
+// A burn parses the saved SRT again, generated captions included, so what
+// FormatSRT writes from a speech engine's words must parse.
+func TestFormatSRTWritesWhatParseSRTAccepts(t *testing.T) {
+	cues := []Cue{
+		{Index: 1, Start: 0, End: 1, Text: "nul\x00 esc\x1b[1m del\x7f"},
+		{Index: 2, Start: 1, End: 2, Text: "bad \xff byte\tand tab"},
+		{Index: 3, Start: 2, End: 3, Text: "cr\rline"},
+	}
+	back, err := ParseSRT(FormatSRT(cues), 0)
+	if err != nil {
+		t.Fatalf("%v\n%q", err, FormatSRT(cues))
+	}
+	want := []string{"nul esc[1m del", "bad \uFFFD byte\tand tab", "cr\nline"}
+	for i, c := range back {
+		if c.Text != want[i] {
+			t.Errorf("cue %d: %q, want %q", i+1, c.Text, want[i])
 		}
 	}
 }

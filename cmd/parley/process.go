@@ -124,6 +124,27 @@ func (s *services) activities() worker.Activities {
 	}
 }
 
+// maxHeaderBytes bounds a request's header block. Our clients send a bearer
+// key and a handful of short headers, well under 8 KB; 64 KB leaves room
+// for what proxies and tracing add, while Go's default of 1 MB would let
+// each connection make the server hold a megabyte for ReadHeaderTimeout.
+const maxHeaderBytes = 64 << 10
+
+// newHTTPServer serves h on the configured address with every stage of a
+// connection bounded: headers must arrive within 10 s, an idle keep-alive
+// connection closes after 2 min, and bodies and responses must move at the
+// configured minimum rate (no total deadline, which large uploads and
+// downloads could not meet).
+func newHTTPServer(cfg config.Config, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              cfg.HTTPAddr,
+		Handler:           api.MinRate(h, api.TransferRate{Bytes: cfg.MinTransferBytes, Per: cfg.MinTransferWindow}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
+}
+
 // serve runs the API, the worker, or both until ctx ends.
 func serve(ctx context.Context, withAPI, withWorker bool) error {
 	s, err := openServices(ctx)
@@ -148,10 +169,7 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 			Config: s.cfg, Store: storage.NewStore(s.db), Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
 			Catalog: s.catalog, Log: s.log, Version: buildVersion(),
 		})
-		httpServer := &http.Server{
-			Addr: s.cfg.HTTPAddr, Handler: srv.Handler(),
-			ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		}
+		httpServer := newHTTPServer(s.cfg, srv.Handler())
 		g.Go(func() error { srv.Run(ctx); return nil })
 		g.Go(func() error {
 			s.log.WithField("addr", s.cfg.HTTPAddr).Info("api listening")
