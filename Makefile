@@ -16,8 +16,9 @@ SHELL := bash
 .DEFAULT_GOAL := build
 MAKEFLAGS += --no-print-directory
 
-# Pinned tools, built from the Go module proxy (see /work/shared/design/toolchain.md:
-# temporal CLI v1.6.0 and later do not build from the proxy).
+# Pinned tools, built from the Go module proxy. The Temporal CLI stays at v1.5.1:
+# v1.6.0 and later carry a replace directive (./cliext) in their go.mod, so
+# `go install` from the proxy refuses them; v1.5.1 builds.
 TEMPORAL_MODULE  := github.com/temporalio/cli
 TEMPORAL_PKG     := $(TEMPORAL_MODULE)/cmd/temporal
 TEMPORAL_VERSION := v1.5.1
