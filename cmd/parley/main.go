@@ -17,6 +17,7 @@ const usage = `usage: parley <command>
   dev                      API and worker in one process
   migrate up|down|status   manage the database schema
   admin ...                operator commands (run 'parley admin' for the list)
+  carrier [inbound ...]    local stand-in SMS carrier (Twilio protocol) for development
 `
 
 func main() {
@@ -44,6 +45,8 @@ func run(ctx context.Context, args []string) error {
 		return migrate(ctx, args[1:])
 	case "admin":
 		return admin(ctx, args[1:])
+	case "carrier":
+		return carrier(ctx, args[1:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"parley/config"
+	"parley/twilio/localcarrier"
+)
+
+const carrierUsage = `usage: parley carrier [inbound --from E164 --to E164 --body TEXT]
+
+  (no arguments)   serve the local stand-in carrier on PARLEY_CARRIER_ADDR (default 127.0.0.1:8089)
+  inbound          post a signed inbound SMS to the API at PARLEY_BASE_URL
+
+Both read PARLEY_TWILIO_ACCOUNT_SID and PARLEY_TWILIO_AUTH_TOKEN.
+`
+
+const defaultCarrierAddr = "127.0.0.1:8089"
+
+func carrier(ctx context.Context, args []string) error {
+	switch {
+	case len(args) == 0:
+		return carrierServe(ctx)
+	case args[0] == "inbound":
+		return carrierInbound(ctx, args[1:])
+	}
+	fmt.Fprint(os.Stderr, carrierUsage)
+	return fmt.Errorf("unknown carrier command %q", args[0])
+}
+
+// twilioCredentials reads the account the stand-in accepts and signs with.
+func twilioCredentials() (sid, token string, err error) {
+	sid, token = os.Getenv("PARLEY_TWILIO_ACCOUNT_SID"), os.Getenv("PARLEY_TWILIO_AUTH_TOKEN")
+	if sid == "" || token == "" {
+		return "", "", errors.New("PARLEY_TWILIO_ACCOUNT_SID and PARLEY_TWILIO_AUTH_TOKEN must be set")
+	}
+	return sid, token, nil
+}
+
+func carrierServe(ctx context.Context) error {
+	sid, token, err := twilioCredentials()
+	if err != nil {
+		return err
+	}
+	addr := os.Getenv("PARLEY_CARRIER_ADDR")
+	if addr == "" {
+		addr = defaultCarrierAddr
+	}
+	if err := requireLoopback(addr); err != nil {
+		return err
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	standIn := localcarrier.New(localcarrier.Config{AccountSID: sid, AuthToken: token, Log: log})
+	defer standIn.Close()
+	httpServer := &http.Server{Addr: addr, Handler: standIn, ReadHeaderTimeout: 10 * time.Second}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		log.WithField("addr", addr).Info("local carrier listening")
+		if err := httpServer.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return httpServer.Shutdown(shutdownCtx)
+	})
+	return g.Wait()
+}
+
+// requireLoopback refuses to serve the stand-in beyond this machine: it
+// accepts one fixed account and is meant for development only.
+func requireLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("PARLEY_CARRIER_ADDR: %w", err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("PARLEY_CARRIER_ADDR %q: the local carrier listens on a loopback address only", addr)
+}
+
+func carrierInbound(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("parley carrier inbound", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	from := fs.String("from", "", "")
+	to := fs.String("to", "", "")
+	body := fs.String("body", "", "")
+	if err := parse(fs, args, "from", "to", "body"); err != nil {
+		fmt.Fprint(os.Stderr, carrierUsage)
+		return err
+	}
+	sid, token, err := twilioCredentials()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	messageSID, err := localcarrier.PostInbound(ctx, localcarrier.InboundRequest{
+		BaseURL: cfg.BaseURL, AccountSID: sid, AuthToken: token, From: *from, To: *to, Body: *body,
+	}, nil)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(map[string]string{"messageSid": messageSID})
+}
