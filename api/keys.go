@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"parley/apikey"
 	"parley/problem"
 	"parley/storage"
+	"parley/textcheck"
 )
 
 // maxUserKeyLifetime is how far ahead a user key may expire.
@@ -70,8 +72,11 @@ func (s *Server) keySpec(c *gin.Context, caller storage.APIKey, req createKeyReq
 		AccountID: caller.AccountID, Name: strings.TrimSpace(req.Name), Scopes: req.Scopes,
 		OwnerType: apikey.OwnerUser, Tier: caller.Tier, ExpiresAt: req.ExpiresAt,
 	}
-	if spec.Name == "" || len(spec.Name) > 100 {
+	if spec.Name == "" || utf8.RuneCountInString(spec.Name) > 100 {
 		return spec, problem.Invalid("name", "is required and at most 100 characters")
+	}
+	if err := textcheck.Name(spec.Name); err != nil {
+		return spec, problem.Invalid("name", err.Error())
 	}
 	if req.OwnerType != "" {
 		if req.OwnerType != apikey.OwnerUser && req.OwnerType != apikey.OwnerAdmin {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"parley/apikey"
-	"parley/storage"
 	"parley/testenv"
 )
 
@@ -54,11 +53,7 @@ func TestKeyLifecycle(t *testing.T) {
 	h := newHarness(t)
 	acc, caller := testenv.Account(t, h.db, testenv.AccountOpts{})
 	body := map[string]any{"name": "ci", "scopes": []string{"profile:read"}, "expires_at": h.clock.Now().Add(365 * 24 * time.Hour).Format(time.RFC3339)}
-	var created struct {
-		storage.APIKey
-		Secret  string `json:"secret"`
-		Warning string `json:"warning"`
-	}
+	var created IssuedKeyJSON
 	h.do(http.MethodPost, "/keys", caller.Secret, h.jsonBody(body), "Content-Type", "application/json").wantOK(t, http.StatusCreated, &created)
 	if created.Secret == "" || created.Warning == "" || created.Prefix == "" || created.OwnerType != "user" || created.Tier != "unlimited" {
 		t.Fatalf("create response incomplete: %+v", created)
@@ -102,13 +97,13 @@ func TestAdminKeys(t *testing.T) {
 	testenv.Account(t, h.db, testenv.AccountOpts{})
 	acc, _ := testenv.Account(t, h.db, testenv.AccountOpts{})
 	admin := testenv.Key(t, h.db, acc.ID, testenv.AccountOpts{Admin: true, Scopes: []string{apikey.KeysManage, apikey.AdminKeys}})
-	var listed []storage.APIKey
+	var listed []KeyJSON
 	h.do(http.MethodGet, "/keys", admin.Secret, nil).wantOK(t, http.StatusOK, &listed)
 	if len(listed) != 3 {
 		t.Fatalf("admin sees %d keys, want every account's 3", len(listed))
 	}
 	body := map[string]any{"name": "ops", "scopes": []string{"admin:keys"}, "owner_type": "admin"}
-	var created storage.APIKey
+	var created KeyJSON
 	h.do(http.MethodPost, "/keys", admin.Secret, h.jsonBody(body), "Content-Type", "application/json").wantOK(t, http.StatusCreated, &created)
 	if created.ExpiresAt != nil || created.OwnerType != "admin" {
 		t.Fatalf("admin key: %+v", created)

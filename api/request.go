@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -35,7 +37,16 @@ func bindJSON(c *gin.Context, v any) error {
 	if mt := mediaType(c); mt != "application/json" {
 		return problem.New(problem.UnsupportedMediaType, map[string]any{"contentType": c.GetHeader("Content-Type"), "expected": "application/json"})
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxJSONBody))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxJSONBody))
+	if err != nil {
+		return jsonProblem(err)
+	}
+	// encoding/json would silently replace invalid UTF-8 with U+FFFD:
+	// what a client sent is refused instead of stored altered.
+	if !utf8.Valid(body) {
+		return problem.Invalid("body", "is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonProblem(err)

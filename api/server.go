@@ -123,7 +123,7 @@ func (s *Server) Handler() http.Handler {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(withRequestID, s.accessLog, s.recovery)
+	r.Use(withRequestID, s.accessLog, s.recovery, CORS(s.cfg.CORSOrigins))
 	v1 := r.Group("/api/v1")
 	for _, rt := range s.routes() {
 		chain := []gin.HandlerFunc{}

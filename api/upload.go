@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/zeebo/xxh3"
 
 	"parley/problem"
+	"parley/textcheck"
 )
 
 // maxFieldBytes bounds each non-file multipart field.
@@ -61,37 +63,11 @@ func (s *Server) receiveUpload(c *gin.Context, allowed ...string) (*upload, erro
 	// The multipart reader reads in 4 KiB steps; a large buffer under it
 	// turns those into few big reads of the connection.
 	mr := multipart.NewReader(bufio.NewReaderSize(c.Request.Body, 1<<20), params["boundary"])
-	u := &upload{fields: map[string]string{}}
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			s.discard(c, u)
-			return nil, s.uploadError(err, maxBytes)
-		}
-		name := part.FormName()
-		switch {
-		case name == "file" && u.objectKey != "":
-			err = problem.Invalid("file", "must be sent once")
-		case name == "file":
-			err = s.storeFile(c, part, u, maxBytes)
-		case slices.Contains(allowed, name):
-			var b []byte
-			b, err = io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
-			if err == nil && len(b) > maxFieldBytes {
-				err = problem.Invalid(name, "is longer than 64 KB")
-			}
-			u.fields[name] = string(b)
-		default:
-			err = problem.Invalid(name, "is not a known field")
-		}
-		part.Close()
-		if err != nil {
-			s.discard(c, u)
-			return nil, s.uploadError(err, maxBytes)
-		}
+	u := &upload{}
+	u.fields, err = readParts(mr, allowed, func(part *multipart.Part) error { return s.storeFile(c, part, u, maxBytes) })
+	if err != nil {
+		s.discard(c, u)
+		return nil, s.uploadError(err, maxBytes)
 	}
 	if u.objectKey == "" {
 		return nil, problem.Invalid("file", "is required")
@@ -99,7 +75,53 @@ func (s *Server) receiveUpload(c *gin.Context, allowed ...string) (*upload, erro
 	return u, nil
 }
 
+// readParts reads a multipart body: the one "file" part goes to storeFile,
+// the others must be fields named in allowed, each at most 64 KB of text.
+func readParts(mr *multipart.Reader, allowed []string, storeFile func(*multipart.Part) error) (map[string]string, error) {
+	fields := map[string]string{}
+	stored := false
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return fields, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		name := part.FormName()
+		switch {
+		case name == "file" && stored:
+			err = problem.Invalid("file", "must be sent once")
+		case name == "file":
+			stored = true
+			err = storeFile(part)
+		case slices.Contains(allowed, name):
+			var b []byte
+			b, err = io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
+			switch {
+			case err != nil:
+			case len(b) > maxFieldBytes:
+				err = problem.Invalid(name, "is longer than 64 KB")
+			default:
+				if terr := textcheck.Text(string(b)); terr != nil {
+					err = problem.Invalid(name, terr.Error())
+				}
+			}
+			fields[name] = string(b)
+		default:
+			err = problem.Invalid(name, "is not a known field")
+		}
+		part.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 func (s *Server) storeFile(c *gin.Context, part *multipart.Part, u *upload, maxBytes int64) error {
+	if err := textcheck.Name(part.FileName()); err != nil {
+		return problem.Invalid("file", "its file name "+err.Error())
+	}
 	u.fileName = sanitizeFileName(part.FileName())
 	u.objectKey = "uploads/" + randomToken()
 	hash := xxh3.New128()
@@ -162,8 +184,10 @@ func sanitizeFileName(name string) string {
 	if name == "." || name == "/" || name == "" {
 		return "upload"
 	}
-	if len(name) > 255 {
-		name = name[:255]
+	// At most 255 bytes, cut at a character boundary.
+	for len(name) > 255 {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
 	}
 	return name
 }
