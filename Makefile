@@ -5,6 +5,7 @@
 #   make test     go vet, then go test against throwaway services
 #                 (narrow with PKG=./api/... TESTFLAGS='-run X -v')
 #   make bench    the performance benchmarks (e2e/bench_test.go) against throwaway services
+#   make fuzz     every fuzz target for FUZZTIME each (default 2m)
 #   make histories  record workflow histories of real end-to-end runs into
 #                 workflows/testdata (the replay tests' input)
 #   make build    bin/parley
@@ -41,7 +42,7 @@ TESTFLAGS ?=
 BENCHFLAGS ?=
 export PKG TESTFLAGS
 
-.PHONY: FORCE all build tools packages dev test vet bench histories fmt clean clean-dev help
+.PHONY: FORCE all build tools packages dev test vet bench fuzz histories fmt clean clean-dev help
 
 all: build
 
@@ -85,6 +86,11 @@ test: packages tools
 
 bench: packages tools
 	scripts/with-services.sh $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 60m $(BENCHFLAGS) ./e2e/
+
+FUZZTIME ?= 2m
+
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
 
 # The end-to-end tests whose workflows make the recorded histories: every
 # workflow type, succeeding and failing.

@@ -154,7 +154,11 @@ func (s *Server) exportTranscription(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	format := c.DefaultQuery("format", "txt")
+	// An empty format= is the default, as an absent one is.
+	format := c.Query("format")
+	if format == "" {
+		format = "txt"
+	}
 	exp, ok := exporters[format]
 	if !ok {
 		s.fail(c, problem.Invalid("format", "must be one of txt, md, srt, vtt, json"))

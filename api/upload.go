@@ -90,6 +90,8 @@ func readParts(mr *multipart.Reader, allowed []string, storeFile func(*multipart
 		}
 		name := part.FormName()
 		switch {
+		case name == "":
+			err = problem.Invalid("body", "every multipart part needs a form-data name")
 		case name == "file" && stored:
 			err = problem.Invalid("file", "must be sent once")
 		case name == "file":

@@ -30,6 +30,7 @@ import (
 	"parley/billing"
 	"parley/jobdef"
 	"parley/media"
+	"parley/media/mediatest"
 	"parley/medialink"
 	"parley/speech"
 	"parley/storage"
@@ -95,7 +96,7 @@ func BenchmarkTranscriptionOverhead(b *testing.B) {
 func BenchmarkSubtitleOverhead(b *testing.B) {
 	p := startPlatform(b, options{})
 	_, key := testenv.Account(p.t, p.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD})
-	clip := videoFixture(p.t, "bench-720p.mp4", media.VideoOpts{Seconds: 60, Width: 1280, Height: 720, SpeechText: strings.Repeat(knownText+" ", 7)})
+	clip := videoFixture(p.t, "bench-720p.mp4", mediatest.VideoOpts{Seconds: 60, Width: 1280, Height: 720, SpeechText: strings.Repeat(knownText+" ", 7)})
 	tool := media.NewTool()
 	dir := b.TempDir()
 	ctx := context.Background()

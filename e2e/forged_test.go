@@ -15,6 +15,7 @@ import (
 
 	"parley/billing"
 	"parley/media"
+	"parley/media/mediatest"
 	"parley/testenv"
 )
 
@@ -123,7 +124,7 @@ func TestForgedDurationIsBilledByDecodedAudio(t *testing.T) {
 	})
 
 	t.Run("MKV subtitles are captioned and billed to the end", func(t *testing.T) {
-		video := videoFixture(t, "forged-source.mp4", media.VideoOpts{Seconds: 8, SpeechText: "Captions must run until the very end of this video."})
+		video := videoFixture(t, "forged-source.mp4", mediatest.VideoOpts{Seconds: 8, SpeechText: "Captions must run until the very end of this video."})
 		mkv := forgedMKV(t, video)
 		if c := claimed(t, mkv); c > 1.5 {
 			t.Fatalf("the forged MKV claims %.1f s: the forgery did not take", c)

@@ -17,7 +17,7 @@ import (
 
 	"parley/billing"
 	"parley/jobdef"
-	"parley/media"
+	"parley/media/mediatest"
 	"parley/testenv"
 	"parley/workflows"
 )
@@ -115,7 +115,7 @@ func TestWorkerKilledDuringTranscribe(t *testing.T) {
 func TestWorkerKilledDuringBurn(t *testing.T) {
 	p := startPlatform(t, options{noWorker: true})
 	_, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
-	clip := videoFixture(t, "burn-long.mp4", media.VideoOpts{Seconds: 30, Width: 1280, Height: 720, SpeechText: knownText})
+	clip := videoFixture(t, "burn-long.mp4", mediatest.VideoOpts{Seconds: 30, Width: 1280, Height: 720, SpeechText: knownText})
 	first := startWorker(t)
 	var created struct{ ID int64 }
 	p.upload("/subtitles", key.Secret, clip, []string{"language", "en"}).want(t, 202, "").decode(t, &created)

@@ -29,6 +29,7 @@ import (
 	"parley/config"
 	"parley/i18n"
 	"parley/media"
+	"parley/media/mediatest"
 	"parley/netguard"
 	"parley/speech"
 	"parley/storage"
@@ -271,11 +272,11 @@ func TestMain(m *testing.M) {
 }
 
 func speechFixture(t testing.TB, name, text string) string {
-	return fixture(t, name, func(path string) error { return media.GenerateSpeech(context.Background(), text, path) })
+	return fixture(t, name, func(path string) error { return mediatest.GenerateSpeech(context.Background(), text, path) })
 }
 
-func videoFixture(t testing.TB, name string, o media.VideoOpts) string {
-	return fixture(t, name, func(path string) error { return media.GenerateVideo(context.Background(), path, o) })
+func videoFixture(t testing.TB, name string, o mediatest.VideoOpts) string {
+	return fixture(t, name, func(path string) error { return mediatest.GenerateVideo(context.Background(), path, o) })
 }
 
 func jobPath(kind string, id int64) string { return fmt.Sprintf("/%s/%d", kind, id) }

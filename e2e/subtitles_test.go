@@ -22,6 +22,7 @@ import (
 
 	"parley/billing"
 	"parley/media"
+	"parley/media/mediatest"
 	"parley/medialink"
 	"parley/speech"
 	"parley/storage"
@@ -342,7 +343,7 @@ func subtitleVideo(t *testing.T, noise bool) string {
 	if noise {
 		name = "subtitles-noisy.mp4"
 	}
-	return videoFixture(t, name, media.VideoOpts{Seconds: subtitleSeconds, Width: subtitleWidth, Height: subtitleHeight, SpeechText: subtitleSpeech, Noise: noise})
+	return videoFixture(t, name, mediatest.VideoOpts{Seconds: subtitleSeconds, Width: subtitleWidth, Height: subtitleHeight, SpeechText: subtitleSpeech, Noise: noise})
 }
 
 func TestSubtitlesEndToEnd(t *testing.T) {
@@ -626,7 +627,7 @@ func extractMonoWAV(t *testing.T, in string) []float32 {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("extract audio of %s: %v %s", in, err, msg)
 	}
-	x, rate, err := media.ReadWAVMono(out)
+	x, rate, err := mediatest.ReadWAVMono(out)
 	if err != nil || rate != 48000 {
 		t.Fatalf("read %s: %d Hz, %v", out, rate, err)
 	}
@@ -658,21 +659,21 @@ func TestSubtitlesVoiceCleanup(t *testing.T) {
 	if err := p.objects.GetFile(t.Context(), fmt.Sprintf("jobs/%d/cleaned.wav", id), cleanedPath); err != nil {
 		t.Fatal(err)
 	}
-	cleaned, rate, err := media.ReadWAVMono(cleanedPath)
+	cleaned, rate, err := mediatest.ReadWAVMono(cleanedPath)
 	if err != nil || rate != 48000 {
 		t.Fatalf("cleaned track: %d Hz, %v", rate, err)
 	}
 	reference, noisyTrack := extractMonoWAV(t, clean), extractMonoWAV(t, noisy)
 	output, _ := downloadOutput(t, p, j, dir)
 	burned := extractMonoWAV(t, output)
-	before, after, inVideo := media.SISNR(reference, noisyTrack), media.SISNR(reference, cleaned), media.SISNR(reference, burned)
+	before, after, inVideo := mediatest.SISNR(reference, noisyTrack), mediatest.SISNR(reference, cleaned), mediatest.SISNR(reference, burned)
 	t.Logf("SI-SNR against the clean speech: noisy upload %.2f dB, cleaned track %.2f dB (%+.2f dB), burned video's audio %.2f dB",
 		before, after, after-before, inVideo)
 	if after <= before {
 		t.Fatalf("cleanup did not help: SI-SNR %.2f -> %.2f dB", before, after)
 	}
 	// The burned video carries the cleaned track, not the upload's.
-	toCleaned, toNoisy := media.SISNR(cleaned, burned), media.SISNR(noisyTrack, burned)
+	toCleaned, toNoisy := mediatest.SISNR(cleaned, burned), mediatest.SISNR(noisyTrack, burned)
 	t.Logf("burned video's audio: SI-SNR %.2f dB against the cleaned track, %.2f dB against the noisy upload", toCleaned, toNoisy)
 	if toCleaned <= toNoisy {
 		t.Fatalf("the output video's audio is closer to the noisy upload (%.2f dB) than to the cleaned track (%.2f dB)", toNoisy, toCleaned)
@@ -687,7 +688,7 @@ func TestSubtitlesRefusals(t *testing.T) {
 	_, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
 	_, other := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
 	video := subtitleVideo(t, false)
-	silent := videoFixture(t, "silent.mp4", media.VideoOpts{Seconds: 2})
+	silent := videoFixture(t, "silent.mp4", mediatest.VideoOpts{Seconds: 2})
 	audioOnly := speechFixture(t, "short.wav", "Hello there.")
 
 	p.do(http.MethodPost, "/subtitles", key.Secret, strings.NewReader(`{"file":"x"}`), "Content-Type", "application/json").want(t, 400, "MULTIPART_REQUIRED")

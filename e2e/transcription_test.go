@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"parley/billing"
-	"parley/media"
+	"parley/media/mediatest"
 	"parley/speech"
 	"parley/subtitles"
 	"parley/testenv"
@@ -37,7 +37,7 @@ func TestTranscriptionEndToEnd(t *testing.T) {
 	p := startPlatform(t, options{})
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 5 * billing.MicrosPerUSD})
 	audio := speechFixture(t, "known.wav", knownText)
-	video := videoFixture(t, "known.mp4", media.VideoOpts{Seconds: 10, SpeechText: knownText})
+	video := videoFixture(t, "known.mp4", mediatest.VideoOpts{Seconds: 10, SpeechText: knownText})
 
 	for _, file := range []string{audio, video} {
 		t.Run(file[strings.LastIndex(file, ".")+1:], func(t *testing.T) {
@@ -114,6 +114,13 @@ func checkExports(t *testing.T, p *platform, key string, j job) {
 			}
 			return nil
 		}},
+		// An empty format= is the default, txt.
+		{"", "text/plain", func(b string) error {
+			if speech.WER(j.TranscriptText, b) > 0 {
+				return fmt.Errorf("format= differs from the transcript: %q", b)
+			}
+			return nil
+		}},
 		{"md", "text/markdown", func(b string) error {
 			if !strings.HasPrefix(b, "# ") || !strings.Contains(b, "## ") {
 				return fmt.Errorf("md has no headings: %q", b)
@@ -171,7 +178,7 @@ func checkExports(t *testing.T, p *platform, key string, j job) {
 func TestTranscriptionRefusesBadMedia(t *testing.T) {
 	p := startPlatform(t, options{noWorker: true, maxUpload: 1 << 20})
 	_, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
-	silentVideo := videoFixture(t, "silent.mp4", media.VideoOpts{Seconds: 2})
+	silentVideo := videoFixture(t, "silent.mp4", mediatest.VideoOpts{Seconds: 2})
 	garbage := fixture(t, "garbage.mp4", func(path string) error {
 		return os.WriteFile(path, []byte(strings.Repeat("not a video at all ", 500)), 0o600)
 	})

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"parley/media/mediatest"
 )
 
 const cleanerSpeech = "The quick brown fox jumps over the lazy dog. We are testing noise reduction on synthetic speech today."
@@ -44,7 +46,7 @@ func writeWAV16(t *testing.T, path string, x []float32, rate int) {
 func noisySpeech(t *testing.T, ctx context.Context, dir, color string, snrDB float64) ([]float32, string) {
 	t.Helper()
 	cleanPath := filepath.Join(dir, "clean.wav")
-	if err := GenerateSpeech(ctx, cleanerSpeech, cleanPath); err != nil {
+	if err := mediatest.GenerateSpeech(ctx, cleanerSpeech, cleanPath); err != nil {
 		t.Fatal(err)
 	}
 	// Real uploads are mostly 48 kHz, and recordings open and close with a
@@ -53,7 +55,7 @@ func noisySpeech(t *testing.T, ctx context.Context, dir, color string, snrDB flo
 	if _, err := run(ctx, "ffmpeg", ffmpegArgs("-i", cleanPath, "-af", "adelay=1000:all=1,apad=pad_dur=0.5", "-ar", "48000", "-c:a", "pcm_s16le", clean48), nil); err != nil {
 		t.Fatal(err)
 	}
-	clean, rate, err := ReadWAVMono(clean48)
+	clean, rate, err := mediatest.ReadWAVMono(clean48)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func noisySpeech(t *testing.T, ctx context.Context, dir, color string, snrDB flo
 	if _, err := run(ctx, "ffmpeg", ffmpegArgs("-f", "lavfi", "-i", src, "-c:a", "pcm_s16le", noisePath), nil); err != nil {
 		t.Fatal(err)
 	}
-	noise, _, err := ReadWAVMono(noisePath)
+	noise, _, err := mediatest.ReadWAVMono(noisePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestCleanerImprovesSISNR(t *testing.T) {
 		t.Run(tc.color+"-"+strconv.FormatFloat(tc.snrDB, 'f', 0, 64)+"dB", func(t *testing.T) {
 			dir := t.TempDir()
 			clean, noisyPath := noisySpeech(t, ctx, dir, tc.color, tc.snrDB)
-			noisy, _, err := ReadWAVMono(noisyPath)
+			noisy, _, err := mediatest.ReadWAVMono(noisyPath)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,14 +118,14 @@ func TestCleanerImprovesSISNR(t *testing.T) {
 				t.Fatal(err)
 			}
 			took := time.Since(start)
-			cleaned, rate, err := ReadWAVMono(out)
+			cleaned, rate, err := mediatest.ReadWAVMono(out)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rate != 48000 || len(cleaned) != len(noisy) {
 				t.Errorf("cleaned: %d samples at %d Hz, want %d at 48000", len(cleaned), rate, len(noisy))
 			}
-			before, after := SISNR(clean, noisy), SISNR(clean, cleaned)
+			before, after := mediatest.SISNR(clean, noisy), mediatest.SISNR(clean, cleaned)
 			t.Logf("%s noise at %.0f dB: SI-SNR noisy %.2f dB, cleaned %.2f dB (%+.2f dB); %.1f s cleaned in %v",
 				tc.color, tc.snrDB, before, after, after-before, float64(len(clean))/float64(rate), took.Round(time.Millisecond))
 			if after-before < tc.minGain {
@@ -160,8 +162,8 @@ func TestCleanFilterSweep(t *testing.T) {
 	for _, color := range []string{"white", "pink"} {
 		dir := t.TempDir()
 		clean, noisyPath := noisySpeech(t, ctx, dir, color, 5)
-		noisy, _, _ := ReadWAVMono(noisyPath)
-		t.Logf("%s: noisy %.2f dB", color, SISNR(clean, noisy))
+		noisy, _, _ := mediatest.ReadWAVMono(noisyPath)
+		t.Logf("%s: noisy %.2f dB", color, mediatest.SISNR(clean, noisy))
 		for i, chain := range chains {
 			out := filepath.Join(dir, strconv.Itoa(i)+".wav")
 			start := time.Now()
@@ -169,8 +171,8 @@ func TestCleanFilterSweep(t *testing.T) {
 				t.Logf("%s: %v", chain, err)
 				continue
 			}
-			x, _, _ := ReadWAVMono(out)
-			t.Logf("%s %-70s %.2f dB (%v, len %d vs %d)", color, chain, SISNR(clean, x), time.Since(start).Round(time.Millisecond), len(x), len(clean))
+			x, _, _ := mediatest.ReadWAVMono(out)
+			t.Logf("%s %-70s %.2f dB (%v, len %d vs %d)", color, chain, mediatest.SISNR(clean, x), time.Since(start).Round(time.Millisecond), len(x), len(clean))
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"parley/media/mediatest"
 )
 
 // fixtures are generated once and shared by the tests in this file.
@@ -37,12 +39,12 @@ func testFixtures(t *testing.T) (av, silent, audio, coverArt string) {
 		fixtures.coverArt = filepath.Join(dir, "cover.m4a")
 		steps := []func() error{
 			func() error {
-				return GenerateVideo(ctx, fixtures.av, VideoOpts{Seconds: 3, Width: 640, Height: 360, SpeechText: "Hello there, this is a test.", Noise: true})
+				return mediatest.GenerateVideo(ctx, fixtures.av, mediatest.VideoOpts{Seconds: 3, Width: 640, Height: 360, SpeechText: "Hello there, this is a test.", Noise: true})
 			},
 			func() error {
-				return GenerateVideo(ctx, fixtures.silent, VideoOpts{Seconds: 2, Width: 320, Height: 240})
+				return mediatest.GenerateVideo(ctx, fixtures.silent, mediatest.VideoOpts{Seconds: 2, Width: 320, Height: 240})
 			},
-			func() error { return GenerateSpeech(ctx, "Audio only.", fixtures.audio) },
+			func() error { return mediatest.GenerateSpeech(ctx, "Audio only.", fixtures.audio) },
 			func() error {
 				_, err := run(ctx, "ffmpeg", ffmpegArgs("-i", fixtures.audio, "-f", "lavfi", "-i", "color=c=red:s=64x64:d=1",
 					"-map", "0:a", "-map", "1:v", "-frames:v", "1", "-c:a", "aac", "-c:v", "png", "-disposition:v", "attached_pic", fixtures.coverArt), nil)
@@ -129,7 +131,7 @@ func TestExtractAudio(t *testing.T) {
 	if err := NewTool().ExtractAudio(ctx, av, out); err != nil {
 		t.Fatal(err)
 	}
-	samples, rate, err := ReadWAVMono(out)
+	samples, rate, err := mediatest.ReadWAVMono(out)
 	if err != nil {
 		t.Fatal(err)
 	}

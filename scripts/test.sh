@@ -17,4 +17,9 @@ go vet -tags integration "${pkgs[@]}"
 
 cmd=(go test -tags integration -count=1 -p 1 -timeout 40m "${flags[@]}" "${pkgs[@]}")
 echo "==> ${cmd[*]}"
-exec "$ROOT/scripts/with-services.sh" "${cmd[@]}"
+"$ROOT/scripts/with-services.sh" "${cmd[@]}"
+
+# The parsers of client bytes, fuzzed for a few seconds each on a full run.
+if [[ ${PKG:-./...} == ./... && -z ${TESTFLAGS:-} ]]; then
+	"$ROOT/scripts/fuzz.sh" "${PARLEY_FUZZTIME:-5s}"
+fi

@@ -1,7 +1,6 @@
-package media
-
-// Helpers for tests in this and other packages: generated speech and video,
-// WAV reading and SI-SNR. They need ffmpeg built with flite and libx264.
+// Package mediatest is for tests only: generated speech and video, WAV
+// reading and SI-SNR. It needs ffmpeg built with flite and libx264.
+package mediatest
 
 import (
 	"context"
@@ -10,16 +9,15 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 )
 
 // GenerateSpeech synthesises text with flite (a voice pocketsphinx
 // recognises) into out; the container follows out's extension.
 func GenerateSpeech(ctx context.Context, text, out string) error {
-	_, err := run(ctx, "ffmpeg", ffmpegArgs(
-		"-f", "lavfi", "-i", "flite=voice=slt:text="+filterValue(text), out,
-	), nil)
-	return err
+	return ffmpeg(ctx, "-f", "lavfi", "-i", "flite=voice=slt:text="+filterValue(text), out)
 }
 
 // VideoOpts describes a generated test video.
@@ -55,8 +53,16 @@ func GenerateVideo(ctx context.Context, out string, opts VideoOpts) error {
 	args = append(args, graph)
 	args = append(args, maps...)
 	args = append(args, "-c:v", "libx264", "-preset", "ultrafast", "-t", dur, "-movflags", "+faststart", out)
-	_, err := run(ctx, "ffmpeg", ffmpegArgs(args...), nil)
-	return err
+	return ffmpeg(ctx, args...)
+}
+
+// ffmpeg runs ffmpeg quietly, with its error output in the error.
+func ffmpeg(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, "ffmpeg", append([]string{"-nostdin", "-hide_banner", "-y", "-v", "error"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("ffmpeg: %w: %s", err, out)
+	}
+	return nil
 }
 
 // ReadWAVMono reads a PCM (8/16/24/32-bit) or 32-bit float WAV file and
@@ -166,4 +172,18 @@ func SISNR(clean, test []float32) float64 {
 		return math.Inf(1)
 	}
 	return 10 * math.Log10(target/noise)
+}
+
+// filterValue escapes s as an option value inside an ffmpeg filter graph
+// (as package media does for its own graphs).
+func filterValue(s string) string {
+	var opt strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '\'', ':', '=', ',', ';', '[', ']':
+			opt.WriteByte('\\')
+		}
+		opt.WriteRune(r)
+	}
+	return "'" + strings.ReplaceAll(opt.String(), "'", `'\''`) + "'"
 }
