@@ -16,6 +16,7 @@ import (
 	"parley/config"
 	"parley/i18n"
 	"parley/medialink"
+	"parley/messaging"
 	"parley/netguard"
 	"parley/storage"
 )
@@ -48,12 +49,14 @@ type Server struct {
 	temporal client.Client
 	speech   HealthChecker
 	jobs     *admit.Service
-	links    medialink.Signer
-	catalog  *i18n.Catalog
-	log      *logrus.Logger
-	version  string
-	started  time.Time
-	now      func() time.Time
+	// sms is nil when no carrier is configured.
+	sms     *messaging.Service
+	links   medialink.Signer
+	catalog *i18n.Catalog
+	log     *logrus.Logger
+	version string
+	started time.Time
+	now     func() time.Time
 
 	limiter RateLimiter
 	keyUse  *storage.UsageBatcher
@@ -73,6 +76,7 @@ func NewServer(d Deps) *Server {
 			Objects: d.Objects, Media: d.Media, Temporal: d.Temporal, Catalog: d.Catalog, Log: d.Log,
 			Guard: netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
 		}),
+		sms:     newMessaging(d),
 		links:   medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
 		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
 		limiter: RateLimiter{Counters: d.Store.RateCounters, Tiers: d.Config.RateTiers, Now: now},
@@ -80,6 +84,22 @@ func NewServer(d Deps) *Server {
 		usage:   d.Store.NewUsageRecorder(),
 	}
 }
+
+// newMessaging is the SMS service when a carrier is configured.
+func newMessaging(d Deps) *messaging.Service {
+	if !d.Config.SMSConfigured() {
+		return nil
+	}
+	return messaging.New(messaging.Deps{
+		Config: messaging.Config{Countries: d.Config.SMSCountries, Quotas: d.Config.SMSDailyQuotas,
+			Wait: smsWait, RefreshEvery: d.Config.SMSRefreshEvery},
+		Accounts: d.Store.Accounts, SMS: d.Store.SMS, Prices: d.Store.Prices, Temporal: d.Temporal, Log: d.Log, Now: d.Now,
+	})
+}
+
+// smsWait is how long POST /sms with one recipient waits for the carrier
+// before answering 202 with the message still queued.
+const smsWait = 20 * time.Second
 
 // route is one endpoint: the table drives both the router and the OpenAPI
 // completeness test.
@@ -112,6 +132,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/subtitles/:id/srt", scope: apikey.SubtitlesRead, handler: s.getSRT},
 		{method: http.MethodPut, path: "/subtitles/:id/srt", scope: apikey.SubtitlesWrite, handler: s.putSRT},
 		{method: http.MethodPost, path: "/subtitles/:id/reburn", scope: apikey.SubtitlesWrite, handler: s.reburn},
+		{method: http.MethodPost, path: "/sms", scope: apikey.SMSSend, handler: s.sendSMS},
+		{method: http.MethodGet, path: "/sms/jobs/:id", scope: apikey.SMSRead, handler: s.getSMSBatch},
 		{method: http.MethodGet, path: "/media/:token", public: true, handler: s.getMedia},
 		{method: http.MethodHead, path: "/media/:token", public: true, handler: s.getMedia},
 	}
@@ -132,6 +154,8 @@ func (s *Server) Handler() http.Handler {
 		}
 		v1.Handle(rt.method, rt.path, append(chain, rt.handler)...)
 	}
+	// The carrier's callbacks, outside the client API.
+	r.POST("/hooks/twilio/sms/status", s.smsStatusHook)
 	r.NoRoute(func(c *gin.Context) { s.fail(c, problemNotFound()) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, problemMethod()) })
 	return r

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -49,6 +50,15 @@ type Config struct {
 	// WorkerActivities bounds the activities one worker runs at once.
 	WorkerActivities int
 
+	// SMS: the carrier (Twilio's protocol) and the platform's policy.
+	TwilioAccountSID string
+	TwilioAuthToken  string
+	TwilioBaseURL    string
+	SMSCountries     []string
+	SMSDailyQuotas   map[string]int
+	SMSRefreshEvery  time.Duration
+	SMSActivities    int
+
 	// CORSOrigins are the browser origins allowed to call the API, each as
 	// browsers send it in Origin; empty means CORS stays off.
 	CORSOrigins []string
@@ -69,8 +79,14 @@ func (c Config) CheckSigningSecrets() error {
 	if len(c.MediaSecret) < minSecretLen {
 		return fmt.Errorf("PARLEY_MEDIA_SECRET must be set to at least %d random characters (make dev generates one)", minSecretLen)
 	}
+	if c.SMSConfigured() && c.TwilioAuthToken == "" {
+		return fmt.Errorf("PARLEY_TWILIO_AUTH_TOKEN must be set with PARLEY_TWILIO_ACCOUNT_SID: it signs the carrier's callbacks")
+	}
 	return nil
 }
+
+// SMSConfigured reports whether a carrier account is set.
+func (c Config) SMSConfigured() bool { return c.TwilioAccountSID != "" }
 
 // Var documents one environment variable.
 type Var struct {
@@ -103,6 +119,13 @@ var Vars = []Var{
 	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
 	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once; empty means twice the machine's cores (ffmpeg and the engine are CPU-bound)"},
 	{"PARLEY_RATE_TIERS", "standard=60/1000,pro=600/10000,unlimited=0/0", "per-key requests per minute/hour for each tier; 0 means no limit"},
+	{"PARLEY_TWILIO_ACCOUNT_SID", "", "SMS carrier account (Twilio's protocol); empty: SMS is off (503 SMS_NOT_CONFIGURED)"},
+	{"PARLEY_TWILIO_AUTH_TOKEN", "", "SMS carrier auth token: authenticates sends and verifies the carrier's signed callbacks"},
+	{"PARLEY_TWILIO_BASE_URL", "https://api.twilio.com", "SMS carrier API origin (make dev points it at the local carrier)"},
+	{"PARLEY_SMS_COUNTRIES", "US,IL", "SMS destinations enabled for an account without its own list (ISO 3166 alpha-2)"},
+	{"PARLEY_SMS_DAILY_QUOTAS", "free=5,US=200,IL=100,*=100", "SMS per UTC day: free = a free account's total; a country = a paid account's to it; * = to any other"},
+	{"PARLEY_SMS_REFRESH_INTERVAL", "5m", "how often unsettled SMS deliveries are asked of the carrier (for 24 h after sending)"},
+	{"PARLEY_SMS_ACTIVITIES", "50", "SMS activities one worker runs at once (they wait on the carrier, not the CPU)"},
 	{"PARLEY_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) that may call the API; empty: CORS off; * is refused"},
 	{"PARLEY_MIN_TRANSFER_BYTES", "65536", "a client sending a body or reading a response must move at least this many bytes per PARLEY_MIN_TRANSFER_WINDOW"},
 	{"PARLEY_MIN_TRANSFER_WINDOW", "30s", "window for PARLEY_MIN_TRANSFER_BYTES; a slower client is disconnected"},
@@ -140,6 +163,9 @@ func Load() (Config, error) {
 		ElevenLabsBaseURL: get("PARLEY_ELEVENLABS_BASE_URL"),
 		ElevenLabsAPIKey:  get("PARLEY_ELEVENLABS_API_KEY"),
 		ElevenLabsModel:   get("PARLEY_ELEVENLABS_MODEL"),
+		TwilioAccountSID:  get("PARLEY_TWILIO_ACCOUNT_SID"),
+		TwilioAuthToken:   get("PARLEY_TWILIO_AUTH_TOKEN"),
+		TwilioBaseURL:     strings.TrimRight(get("PARLEY_TWILIO_BASE_URL"), "/"),
 	}
 	var err error
 	if c.MinioUseSSL, err = strconv.ParseBool(get("MINIO_USE_SSL")); err != nil {
@@ -162,6 +188,18 @@ func Load() (Config, error) {
 		if c.WorkerActivities, err = strconv.Atoi(v); err != nil || c.WorkerActivities <= 0 {
 			return c, fmt.Errorf("PARLEY_WORKER_ACTIVITIES: want a positive integer")
 		}
+	}
+	if c.SMSCountries, err = parseCountries(get("PARLEY_SMS_COUNTRIES")); err != nil {
+		return c, fmt.Errorf("PARLEY_SMS_COUNTRIES: %w", err)
+	}
+	if c.SMSDailyQuotas, err = ParseQuotas(get("PARLEY_SMS_DAILY_QUOTAS")); err != nil {
+		return c, fmt.Errorf("PARLEY_SMS_DAILY_QUOTAS: %w", err)
+	}
+	if c.SMSRefreshEvery, err = time.ParseDuration(get("PARLEY_SMS_REFRESH_INTERVAL")); err != nil || c.SMSRefreshEvery <= 0 {
+		return c, fmt.Errorf("PARLEY_SMS_REFRESH_INTERVAL: want a positive duration")
+	}
+	if c.SMSActivities, err = strconv.Atoi(get("PARLEY_SMS_ACTIVITIES")); err != nil || c.SMSActivities <= 0 {
+		return c, fmt.Errorf("PARLEY_SMS_ACTIVITIES: want a positive integer")
 	}
 	if c.CORSOrigins, err = ParseOrigins(get("PARLEY_CORS_ORIGINS")); err != nil {
 		return c, fmt.Errorf("PARLEY_CORS_ORIGINS: %w", err)
@@ -269,4 +307,38 @@ func ParseRateTiers(s string) (RateTiers, error) {
 		return nil, fmt.Errorf("the standard tier must be configured")
 	}
 	return tiers, nil
+}
+
+var countryCode = regexp.MustCompile(`^[A-Z]{2}$`)
+
+// parseCountries reads a comma-separated list of ISO 3166 alpha-2 codes.
+func parseCountries(s string) ([]string, error) {
+	out := []string{}
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		if !countryCode.MatchString(part) {
+			return nil, fmt.Errorf("%q is not an ISO 3166 alpha-2 code such as US", part)
+		}
+		out = append(out, part)
+	}
+	return out, nil
+}
+
+// ParseQuotas reads "key=perDay,..." where a key is free, * or a country.
+func ParseQuotas(s string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		key, n, ok := strings.Cut(part, "=")
+		perDay, err := strconv.Atoi(n)
+		if !ok || err != nil || perDay < 0 || (key != "free" && key != "*" && !countryCode.MatchString(key)) {
+			return nil, fmt.Errorf("%q: want free=N, *=N or CC=N with N a count", part)
+		}
+		out[key] = perDay
+	}
+	return out, nil
 }

@@ -22,7 +22,6 @@ import (
 
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
 
 	"parley/activities"
 	"parley/api"
@@ -34,6 +33,8 @@ import (
 	"parley/speech"
 	"parley/storage"
 	"parley/testenv"
+	"parley/twilio"
+	"parley/twilio/localcarrier"
 	"parley/worker"
 )
 
@@ -45,8 +46,10 @@ type platform struct {
 	objects  *storage.Objects
 	temporal client.Client
 	api      *httptest.Server
-	worker   sdkworker.Worker
+	worker   worker.Workers
 	now      func() time.Time
+	// carrier is the local SMS carrier, when the options asked for one.
+	carrier *localcarrier.Server
 }
 
 type options struct {
@@ -56,6 +59,10 @@ type options struct {
 	allow     []netip.Prefix // ranges the URL guard allows although private
 	now       func() time.Time
 	temporal  client.Client // instead of the test server's
+	// sms starts a local carrier (twilio/localcarrier) and configures SMS.
+	sms bool
+	// smsRefresh is how often unsettled deliveries are asked of the carrier.
+	smsRefresh time.Duration
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -82,6 +89,9 @@ func startPlatform(t testing.TB, o options) *platform {
 	// The listener exists before the server so links carry its real origin.
 	p.api = httptest.NewUnstartedServer(nil)
 	p.cfg.BaseURL = "http://" + p.api.Listener.Addr().String()
+	if o.sms {
+		p.startCarrier(o.smsRefresh)
+	}
 	srv := api.NewServer(api.Deps{
 		Config: p.cfg, Store: storage.NewStore(p.db), Objects: p.objects, Temporal: p.temporal, Speech: engine, Media: tool,
 		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
@@ -91,18 +101,44 @@ func startPlatform(t testing.TB, o options) *platform {
 	t.Cleanup(p.api.Close)
 	if !o.noWorker {
 		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
-		p.worker = worker.New(p.temporal, worker.Activities{
+		acts := worker.Activities{
 			Jobs:      &activities.Jobs{DB: p.db, Catalog: catalog},
 			Media:     &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
 			Speech:    &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog},
 			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
-		}, p.cfg.WorkerActivities)
+		}
+		if o.sms {
+			carrier, err := twilio.NewClient(twilio.Config{BaseURL: p.cfg.TwilioBaseURL, AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			acts.SMS = &activities.SMS{Store: storage.SMS{DB: p.db}, Carrier: carrier,
+				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Now: time.Now}
+		}
+		p.worker = worker.New(p.temporal, acts, worker.Limits{Jobs: p.cfg.WorkerActivities, SMS: p.cfg.SMSActivities})
 		if err := p.worker.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(p.worker.Stop)
 	}
 	return p
+}
+
+// startCarrier runs the local SMS carrier on loopback and points the
+// platform's carrier settings at it.
+func (p *platform) startCarrier(refresh time.Duration) {
+	p.cfg.TwilioAccountSID, p.cfg.TwilioAuthToken = "ACtest0000000000000000000000000000", "test-auth-token-0123456789abcdef"
+	p.carrier = localcarrier.New(localcarrier.Config{
+		AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken,
+		CallbackDelay: 200 * time.Millisecond, Log: testenv.Logger(),
+	})
+	srv := httptest.NewServer(p.carrier)
+	p.t.Cleanup(srv.Close)
+	p.t.Cleanup(p.carrier.Close)
+	p.cfg.TwilioBaseURL = srv.URL
+	if refresh > 0 {
+		p.cfg.SMSRefreshEvery = refresh
+	}
 }
 
 type reply struct {

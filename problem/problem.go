@@ -11,38 +11,46 @@ import (
 
 // Codes of the envelope's error.code and of failed jobs' error_code.
 const (
-	Unauthorized          = "UNAUTHORIZED"
-	InvalidAPIKey         = "INVALID_API_KEY"
-	InsufficientScope     = "INSUFFICIENT_SCOPE"
-	ValidationError       = "VALIDATION_ERROR"
-	InvalidScope          = "INVALID_SCOPE"
-	InvalidExpiry         = "INVALID_EXPIRY"
-	MultipartRequired     = "MULTIPART_REQUIRED"
-	UnsupportedMediaType  = "UNSUPPORTED_MEDIA_TYPE"
-	MediaLinkInvalid      = "MEDIA_LINK_INVALID"
-	RangeNotSatisfiable   = "RANGE_NOT_SATISFIABLE"
-	NotFound              = "NOT_FOUND"
-	MethodNotAllowed      = "METHOD_NOT_ALLOWED"
-	Conflict              = "CONFLICT"
-	JobNotDone            = "JOB_NOT_DONE"
-	ReburnInProgress      = "REBURN_IN_PROGRESS"
-	IdempotencyKeyReused  = "IDEMPOTENCY_KEY_REUSED"
-	FileTooLarge          = "FILE_TOO_LARGE"
-	NoAudioStream         = "NO_AUDIO_STREAM"
-	MediaUnreadable       = "MEDIA_UNREADABLE"
-	URLNotAllowed         = "URL_NOT_ALLOWED"
-	DownloadFailed        = "DOWNLOAD_FAILED"
-	InsufficientBalance   = "INSUFFICIENT_BALANCE"
-	RateLimited           = "RATE_LIMITED"
-	TooManyJobs           = "TOO_MANY_JOBS"
-	UnsupportedLanguage   = "UNSUPPORTED_LANGUAGE"
-	EngineFailed          = "ENGINE_FAILED"
-	CleanupFailed         = "CLEANUP_FAILED"
-	BurnFailed            = "BURN_FAILED"
-	JobCanceled           = "JOB_CANCELED"
-	VoiceAPINotConfigured = "VOICE_API_NOT_CONFIGURED"
-	ServiceUnavailable    = "SERVICE_UNAVAILABLE"
-	Internal              = "INTERNAL_ERROR"
+	Unauthorized            = "UNAUTHORIZED"
+	InvalidAPIKey           = "INVALID_API_KEY"
+	InsufficientScope       = "INSUFFICIENT_SCOPE"
+	ValidationError         = "VALIDATION_ERROR"
+	InvalidScope            = "INVALID_SCOPE"
+	InvalidExpiry           = "INVALID_EXPIRY"
+	MultipartRequired       = "MULTIPART_REQUIRED"
+	UnsupportedMediaType    = "UNSUPPORTED_MEDIA_TYPE"
+	MediaLinkInvalid        = "MEDIA_LINK_INVALID"
+	RangeNotSatisfiable     = "RANGE_NOT_SATISFIABLE"
+	NotFound                = "NOT_FOUND"
+	MethodNotAllowed        = "METHOD_NOT_ALLOWED"
+	Conflict                = "CONFLICT"
+	JobNotDone              = "JOB_NOT_DONE"
+	ReburnInProgress        = "REBURN_IN_PROGRESS"
+	IdempotencyKeyReused    = "IDEMPOTENCY_KEY_REUSED"
+	FileTooLarge            = "FILE_TOO_LARGE"
+	NoAudioStream           = "NO_AUDIO_STREAM"
+	MediaUnreadable         = "MEDIA_UNREADABLE"
+	URLNotAllowed           = "URL_NOT_ALLOWED"
+	DownloadFailed          = "DOWNLOAD_FAILED"
+	InsufficientBalance     = "INSUFFICIENT_BALANCE"
+	RateLimited             = "RATE_LIMITED"
+	TooManyJobs             = "TOO_MANY_JOBS"
+	UnsupportedLanguage     = "UNSUPPORTED_LANGUAGE"
+	EngineFailed            = "ENGINE_FAILED"
+	CleanupFailed           = "CLEANUP_FAILED"
+	BurnFailed              = "BURN_FAILED"
+	JobCanceled             = "JOB_CANCELED"
+	VoiceAPINotConfigured   = "VOICE_API_NOT_CONFIGURED"
+	SenderNotOwned          = "SENDER_NOT_OWNED"
+	SMSPhoneNotVerified     = "SMS_PHONE_NOT_VERIFIED"
+	TemplateVariableMissing = "TEMPLATE_VARIABLE_MISSING"
+	BodyTooLong             = "BODY_TOO_LONG"
+	BatchTooLarge           = "BATCH_TOO_LARGE"
+	CountryNotEnabled       = "COUNTRY_NOT_ENABLED"
+	SMSDailyQuotaExceeded   = "SMS_DAILY_QUOTA_EXCEEDED"
+	SMSNotConfigured        = "SMS_NOT_CONFIGURED"
+	ServiceUnavailable      = "SERVICE_UNAVAILABLE"
+	Internal                = "INTERNAL_ERROR"
 )
 
 // codes is every code of the vocabulary.
@@ -77,6 +85,14 @@ var codes = []string{
 	BurnFailed,
 	JobCanceled,
 	VoiceAPINotConfigured,
+	SenderNotOwned,
+	SMSPhoneNotVerified,
+	TemplateVariableMissing,
+	BodyTooLong,
+	BatchTooLarge,
+	CountryNotEnabled,
+	SMSDailyQuotaExceeded,
+	SMSNotConfigured,
 	ServiceUnavailable,
 	Internal,
 }

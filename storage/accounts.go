@@ -26,7 +26,9 @@ type Account struct {
 	PhoneVerified       bool           `bun:"phone_verified"`
 	BalanceMicros       billing.Micros `bun:"balance_micros"`
 	ConcurrentJobsLimit *int           `bun:"concurrent_jobs_limit"`
-	CreatedAt           time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	// SMSCountries overrides the default list of enabled SMS destinations.
+	SMSCountries []string  `bun:"sms_countries,array"`
+	CreatedAt    time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }
 
 // Accounts reads and writes accounts.
@@ -77,6 +79,18 @@ func (r Accounts) SetConcurrencyLimit(ctx context.Context, id string, limit int)
 	res, err := r.DB.NewUpdate().Model((*Account)(nil)).Set("concurrent_jobs_limit = ?", limit).Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("update account limit: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Update writes the named columns of a.
+func (r Accounts) Update(ctx context.Context, a *Account, columns ...string) error {
+	res, err := r.DB.NewUpdate().Model(a).Column(columns...).WherePK().Returning("*").Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("update account %s: %w", a.ID, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound

@@ -69,17 +69,19 @@ func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) 
 			return err
 		}
 		var open struct {
-			Account  int            `bun:"account"`
-			Platform int            `bun:"platform"`
-			Reserved billing.Micros `bun:"reserved"`
+			Account  int `bun:"account"`
+			Platform int `bun:"platform"`
 		}
 		err = tx.NewSelect().Model((*JobAdmission)(nil)).
 			ColumnExpr("count(*) FILTER (WHERE account_id = ?) AS account", j.AccountID).
 			ColumnExpr("count(*) AS platform").
-			ColumnExpr("coalesce(sum(estimate_micros) FILTER (WHERE account_id = ?), 0) AS reserved", j.AccountID).
 			Where("released_at IS NULL").Scan(ctx, &open)
 		if err != nil {
 			return fmt.Errorf("count in-flight jobs: %w", err)
+		}
+		reserved, err := reservedMicros(ctx, tx, j.AccountID, 0)
+		if err != nil {
+			return err
 		}
 		if open.Account >= limit {
 			return &TooManyJobsError{InFlight: open.Account, Limit: limit}
@@ -87,7 +89,7 @@ func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) 
 		if open.Platform >= platformCap {
 			return &TooManyJobsError{InFlight: open.Platform, Limit: platformCap, Platform: true}
 		}
-		if available := acc.BalanceMicros - open.Reserved; available < estimate {
+		if available := acc.BalanceMicros - reserved; available < estimate {
 			return &InsufficientBalanceError{Required: estimate, Balance: max(available, 0)}
 		}
 		if err := (Jobs{DB: tx}).Insert(ctx, j); err != nil {
@@ -116,11 +118,9 @@ func (a Admissions) Reserve(ctx context.Context, jobKind string, jobID int64, es
 		if err := tx.NewSelect().Model(&acc).Where("id = ?", adm.AccountID).For("UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
 		}
-		var others billing.Micros
-		err := tx.NewSelect().Model((*JobAdmission)(nil)).ColumnExpr("coalesce(sum(estimate_micros), 0)").
-			Where("account_id = ? AND released_at IS NULL AND id <> ?", adm.AccountID, adm.ID).Scan(ctx, &others)
+		others, err := reservedMicros(ctx, tx, adm.AccountID, adm.ID)
 		if err != nil {
-			return fmt.Errorf("sum reservations: %w", err)
+			return err
 		}
 		if available := acc.BalanceMicros - others; available < estimate {
 			return &InsufficientBalanceError{Required: estimate, Balance: max(available, 0)}

@@ -88,6 +88,13 @@ func (l Ledger) Post(ctx context.Context, m Movement) (LedgerEntry, error) {
 // PostAll records several movements all or nothing, each exactly once: when
 // one cannot be posted (say the balance does not cover a charge), none is.
 func (l Ledger) PostAll(ctx context.Context, ms []Movement) ([]LedgerEntry, error) {
+	return l.postAllWith(ctx, ms, nil)
+}
+
+// postAllWith posts ms and runs also (when set) in the same transaction:
+// the movements and the state change they pay for commit together. also
+// must be idempotent: a race on a key runs the transaction again.
+func (l Ledger) postAllWith(ctx context.Context, ms []Movement, also func(context.Context, bun.Tx) error) ([]LedgerEntry, error) {
 	for _, m := range ms {
 		if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
 			return nil, fmt.Errorf("ledger: a movement needs an account, a key and a positive amount")
@@ -103,6 +110,9 @@ func (l Ledger) PostAll(ctx context.Context, ms []Movement) ([]LedgerEntry, erro
 					return err
 				}
 				entries = append(entries, e)
+			}
+			if also != nil {
+				return also(ctx, tx)
 			}
 			return nil
 		})

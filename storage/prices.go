@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -22,10 +23,12 @@ const (
 type Price struct {
 	bun.BaseModel `bun:"table:prices"`
 
-	Item      string         `bun:"item,pk"`
-	Micros    billing.Micros `bun:"micros"`
-	Unit      string         `bun:"unit"`
-	UpdatedAt time.Time      `bun:"updated_at,nullzero,notnull,default:current_timestamp"`
+	Item   string         `bun:"item,pk"`
+	Micros billing.Micros `bun:"micros"`
+	Unit   string         `bun:"unit"`
+	// CostMicros is what a unit costs the platform (SMS segments).
+	CostMicros *billing.Micros `bun:"cost_micros"`
+	UpdatedAt  time.Time       `bun:"updated_at,nullzero,notnull,default:current_timestamp"`
 }
 
 // Prices reads and writes the price list.
@@ -63,6 +66,44 @@ func (p Prices) Set(ctx context.Context, item string, micros billing.Micros) (Pr
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return pr, ErrNotFound
+	}
+	return pr, nil
+}
+
+// SMSPriceItem is the price-list item of SMS segments to a country.
+func SMSPriceItem(country string) string { return "sms:" + country }
+
+// SMSPrice is what one segment to a country costs the user and the platform.
+type SMSPrice struct {
+	Price, Cost billing.Micros
+}
+
+// SMS reads the price of a segment to every priced country.
+func (p Prices) SMS(ctx context.Context) (map[string]SMSPrice, error) {
+	var rows []Price
+	if err := p.DB.NewSelect().Model(&rows).Where("item LIKE 'sms:%'").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("sms prices: %w", err)
+	}
+	out := make(map[string]SMSPrice, len(rows))
+	for _, r := range rows {
+		sp := SMSPrice{Price: r.Micros}
+		if r.CostMicros != nil {
+			sp.Cost = *r.CostMicros
+		}
+		out[strings.TrimPrefix(r.Item, "sms:")] = sp
+	}
+	return out, nil
+}
+
+// SetSMS prices a segment to a country, adding the country to the list when
+// it is new.
+func (p Prices) SetSMS(ctx context.Context, country string, price, cost billing.Micros) (Price, error) {
+	pr := Price{Item: SMSPriceItem(country), Micros: price, Unit: "segment", CostMicros: &cost}
+	_, err := p.DB.NewInsert().Model(&pr).
+		On("CONFLICT (item) DO UPDATE SET micros = EXCLUDED.micros, cost_micros = EXCLUDED.cost_micros, updated_at = now()").
+		Returning("*").Exec(ctx)
+	if err != nil {
+		return pr, fmt.Errorf("set sms price: %w", err)
 	}
 	return pr, nil
 }

@@ -19,6 +19,7 @@ type Store struct {
 	Prices       Prices
 	Versions     SubtitleVersions
 	RateCounters RateCounters
+	SMS          SMS
 }
 
 // NewStore builds the repositories over db.
@@ -26,7 +27,7 @@ func NewStore(db *bun.DB) Store {
 	return Store{
 		db:       db,
 		Accounts: Accounts{DB: db}, Keys: Keys{DB: db}, Jobs: Jobs{DB: db}, Admissions: Admissions{DB: db},
-		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db},
+		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db}, SMS: SMS{DB: db},
 	}
 }
 

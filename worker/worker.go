@@ -1,4 +1,4 @@
-// Package worker builds the Temporal worker: every workflow and activity is
+// Package worker builds the Temporal workers: every workflow and activity is
 // registered here, once, under the names the workflows call. Tests reuse it.
 package worker
 
@@ -12,23 +12,58 @@ import (
 	"parley/workflows"
 )
 
-// Activities are the activity structs a worker serves.
+// Activities are the activity structs a worker serves. SMS is nil when no
+// carrier is configured.
 type Activities struct {
 	Jobs      *activities.Jobs
 	Media     *activities.Media
 	Speech    *activities.Speech
 	Subtitles *activities.Subtitles
+	SMS       *activities.SMS
 }
 
-// New returns a worker on the job task queue with everything registered,
-// running at most maxActivities activities at once (ffmpeg and the engine
-// are CPU-bound: see config.WorkerActivities for the default).
-func New(c client.Client, acts Activities, maxActivities int) sdkworker.Worker {
-	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: maxActivities,
-	})
-	Register(w, acts)
-	return w
+// Limits bound the activities a process runs at once on each queue.
+type Limits struct {
+	// Jobs is for media work (ffmpeg and the engine are CPU-bound: see
+	// config.WorkerActivities for the default).
+	Jobs int
+	// SMS is for sends, which wait on the carrier.
+	SMS int
+}
+
+// Workers are a process's workers, one per task queue.
+type Workers []sdkworker.Worker
+
+// New returns the workers of a process: media jobs on workflows.TaskQueue
+// and, when a carrier is configured, messages on workflows.SMSTaskQueue.
+func New(c client.Client, acts Activities, limits Limits) Workers {
+	jobs := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Jobs})
+	registerJobs(jobs, acts)
+	ws := Workers{jobs}
+	if acts.SMS != nil {
+		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.SMS})
+		registerSMS(sms, acts.SMS)
+		ws = append(ws, sms)
+	}
+	return ws
+}
+
+// Start starts every worker; on an error the ones started are stopped.
+func (ws Workers) Start() error {
+	for i, w := range ws {
+		if err := w.Start(); err != nil {
+			ws[:i].Stop()
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop stops every worker.
+func (ws Workers) Stop() {
+	for _, w := range ws {
+		w.Stop()
+	}
 }
 
 // WorkflowRegistry is where workflows are registered (a worker, a test
@@ -46,16 +81,35 @@ type Registry interface {
 
 // RegisterWorkflows adds every workflow to r under the name it is started by.
 func RegisterWorkflows(r WorkflowRegistry) {
+	registerJobWorkflows(r)
+	registerSMSWorkflows(r)
+}
+
+func registerJobWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: workflows.TranscriptionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: workflows.SubtitlesWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: workflows.ReburnWorkflowName})
 }
 
-// Register adds every workflow and activity to r.
-func Register(r Registry, acts Activities) {
-	RegisterWorkflows(r)
+func registerSMSWorkflows(r WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(workflows.SMSMessageWorkflow, workflow.RegisterOptions{Name: workflows.SMSMessageWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.SMSBatchWorkflow, workflow.RegisterOptions{Name: workflows.SMSBatchWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.SMSBatchPartWorkflow, workflow.RegisterOptions{Name: workflows.SMSBatchPartWorkflowName})
+}
 
-	for name, fn := range map[string]any{
+// Register adds every workflow and activity to r (a test environment, which
+// serves every queue).
+func Register(r Registry, acts Activities) {
+	registerJobs(r, acts)
+	if acts.SMS == nil {
+		acts.SMS = &activities.SMS{}
+	}
+	registerSMS(r, acts.SMS)
+}
+
+func registerJobs(r Registry, acts Activities) {
+	registerJobWorkflows(r)
+	registerActivities(r, map[string]any{
 		workflows.ActStartJob:     acts.Jobs.Start,
 		workflows.ActSetStatus:    acts.Jobs.SetStatus,
 		workflows.ActCharge:       acts.Jobs.Charge,
@@ -70,7 +124,23 @@ func Register(r Registry, acts Activities) {
 		workflows.ActBurn:         acts.Subtitles.Burn,
 		workflows.ActPublishBurn:  acts.Subtitles.Publish,
 		workflows.ActReburnFailed: acts.Subtitles.ReburnFailed,
-	} {
+	})
+}
+
+func registerSMS(r Registry, a *activities.SMS) {
+	registerSMSWorkflows(r)
+	registerActivities(r, map[string]any{
+		workflows.ActSMSSend:         a.Send,
+		workflows.ActSMSFail:         a.Fail,
+		workflows.ActSMSPartMessages: a.PartMessages,
+		workflows.ActSMSStartBatch:   a.StartBatch,
+		workflows.ActSMSConclude:     a.ConcludeBatch,
+		workflows.ActSMSRefresh:      a.Refresh,
+	})
+}
+
+func registerActivities(r Registry, byName map[string]any) {
+	for name, fn := range byName {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 }

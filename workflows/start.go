@@ -25,7 +25,7 @@ const (
 //	ParleyAccountId = 'acc_…' AND ParleyJobKind = 'subtitles' AND ExecutionStatus = 'Failed'
 var (
 	AttrAccountID = temporal.NewSearchAttributeKeyKeyword("ParleyAccountId")
-	AttrJobKind   = temporal.NewSearchAttributeKeyKeyword("ParleyJobKind")
+	AttrJobKind   = temporal.NewSearchAttributeKeyKeyword("ParleyJobKind") // transcription, subtitles, sms_message, sms_batch
 	AttrJobID     = temporal.NewSearchAttributeKeyInt64("ParleyJobId")
 )
 
@@ -57,30 +57,40 @@ type Starter interface {
 
 // StartTranscription starts the workflow of a transcription job.
 func StartTranscription(ctx context.Context, c Starter, j Job, in TranscriptionInput) error {
-	return start(ctx, c, TranscriptionWorkflowID(in.JobID), TranscriptionWorkflowName, j, in)
+	return start(ctx, c, TaskQueue, TranscriptionWorkflowID(in.JobID), TranscriptionWorkflowName, j, in)
 }
 
 // StartSubtitles starts the workflow of a subtitle job.
 func StartSubtitles(ctx context.Context, c Starter, j Job, in SubtitlesInput) error {
-	return start(ctx, c, SubtitlesWorkflowID(in.JobID), SubtitlesWorkflowName, j, in)
+	return start(ctx, c, TaskQueue, SubtitlesWorkflowID(in.JobID), SubtitlesWorkflowName, j, in)
 }
 
 // StartReburn starts the in.Run-th re-burn of a subtitle job.
 func StartReburn(ctx context.Context, c Starter, j Job, in ReburnInput) error {
-	return start(ctx, c, ReburnWorkflowID(in.JobID, in.Run), ReburnWorkflowName, j, in)
+	return start(ctx, c, TaskQueue, ReburnWorkflowID(in.JobID, in.Run), ReburnWorkflowName, j, in)
 }
 
-// start runs a workflow on the job queue under an ID that is never reused
+// StartSMSMessage starts the workflow of a single message.
+func StartSMSMessage(ctx context.Context, c Starter, j Job, in SMSMessageInput) error {
+	return start(ctx, c, SMSTaskQueue, SMSMessageWorkflowID(in.MessageID), SMSMessageWorkflowName, j, in)
+}
+
+// StartSMSBatch starts the workflow of a batch.
+func StartSMSBatch(ctx context.Context, c Starter, j Job, in SMSBatchInput) error {
+	return start(ctx, c, SMSTaskQueue, SMSBatchWorkflowID(in.BatchID), SMSBatchWorkflowName, j, in)
+}
+
+// start runs a workflow on queue under an ID that is never reused
 // (operators rerun a job by resetting its workflow). It does not stop when
 // the caller's context ends (a client hanging up must not leave a job
 // without its workflow), and when the answer is lost it asks whether the
 // workflow exists, so a running job is never reported as not started.
-func start(ctx context.Context, c Starter, id, name string, j Job, input any) error {
+func start(ctx context.Context, c Starter, queue, id, name string, j Job, input any) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                    id,
-		TaskQueue:             TaskQueue,
+		TaskQueue:             queue,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:         j.Summary,
 		TypedSearchAttributes: temporal.NewSearchAttributes(

@@ -23,6 +23,7 @@ import (
 	"parley/speech"
 	"parley/storage"
 	"parley/temporalclient"
+	"parley/twilio"
 	"parley/worker"
 )
 
@@ -112,16 +113,25 @@ func (s *services) close() {
 }
 
 // activities builds the worker's activity structs from the services.
-func (s *services) activities() worker.Activities {
+func (s *services) activities() (worker.Activities, error) {
 	tool := media.NewTool()
 	guard := netguard.Guard{AllowPrefixes: s.cfg.URLAllowPrefixes, MaxBytes: s.cfg.MaxUploadSize}
-	return worker.Activities{
+	acts := worker.Activities{
 		Jobs:   &activities.Jobs{DB: s.db, Catalog: s.catalog},
 		Media:  &activities.Media{DB: s.db, Objects: s.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
 		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog},
 		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
 			FontAvailable: media.FontAvailable},
 	}
+	if s.cfg.SMSConfigured() {
+		carrier, err := twilio.NewClient(twilio.Config{BaseURL: s.cfg.TwilioBaseURL, AccountSID: s.cfg.TwilioAccountSID, AuthToken: s.cfg.TwilioAuthToken})
+		if err != nil {
+			return acts, err
+		}
+		acts.SMS = &activities.SMS{Store: storage.SMS{DB: s.db}, Carrier: carrier,
+			StatusCallback: s.cfg.BaseURL + "/hooks/twilio/sms/status", Now: time.Now}
+	}
+	return acts, nil
 }
 
 // maxHeaderBytes bounds a request's header block. Our clients send a bearer
@@ -154,12 +164,16 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	defer s.close()
 	g, ctx := errgroup.WithContext(ctx)
 	if withWorker {
-		w := worker.New(s.temporal, s.activities(), s.cfg.WorkerActivities)
+		acts, err := s.activities()
+		if err != nil {
+			return err
+		}
+		w := worker.New(s.temporal, acts, worker.Limits{Jobs: s.cfg.WorkerActivities, SMS: s.cfg.SMSActivities})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
 		defer w.Stop()
-		s.log.WithField("task_queue", "parley-jobs").Info("worker started")
+		s.log.WithField("workers", len(w)).Info("worker started")
 	}
 	if withAPI {
 		if err := s.cfg.CheckSigningSecrets(); err != nil {

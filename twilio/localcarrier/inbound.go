@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"parley/sms"
 	"parley/twilio"
 )
 
@@ -47,7 +48,7 @@ func PostInbound(ctx context.Context, in InboundRequest, client *http.Client) (s
 		"To":            {in.To},
 		"Body":          {in.Body},
 		"NumMedia":      {"0"},
-		"NumSegments":   {strconv.Itoa(segments(in.Body))},
+		"NumSegments":   {strconv.Itoa(sms.Measure(in.Body).Segments)},
 		"SmsStatus":     {twilio.StatusReceived},
 		"ApiVersion":    {twilio.APIVersion},
 	}

@@ -327,30 +327,3 @@ func TestPostInboundRefused(t *testing.T) {
 		t.Error("an inbound message without credentials or numbers was posted")
 	}
 }
-
-func TestSegments(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		want int
-	}{
-		{"short", "hello", 1},
-		{"160 GSM-7", strings.Repeat("a", 160), 1},
-		{"161 GSM-7", strings.Repeat("a", 161), 2},
-		{"306 GSM-7", strings.Repeat("a", 306), 2},
-		{"307 GSM-7", strings.Repeat("a", 307), 3},
-		{"80 euro signs are 160 septets", strings.Repeat("€", 80), 1},
-		{"81 euro signs, no escape pair split", strings.Repeat("€", 81), 2},
-		{"escape pair moved to the next part", strings.Repeat("a", 152) + "€" + strings.Repeat("a", 152), 3},
-		{"70 Hebrew", strings.Repeat("ש", 70), 1},
-		{"71 Hebrew", strings.Repeat("ש", 71), 2},
-		{"35 emoji are 70 units", strings.Repeat("😀", 35), 1},
-		{"36 emoji, no surrogate pair split", strings.Repeat("😀", 36), 2},
-		{"67 emoji", strings.Repeat("😀", 67), 3},
-	}
-	for _, tc := range tests {
-		if got := segments(tc.body); got != tc.want {
-			t.Errorf("%s: segments = %d, want %d", tc.name, got, tc.want)
-		}
-	}
-}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"parley/sms"
 	"parley/twilio"
 )
 
@@ -190,7 +191,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	sid := newSID("SM")
 	m := twilio.Message{
 		SID: sid, AccountSID: s.cfg.AccountSID, From: from, To: to, Body: body,
-		Status: twilio.StatusQueued, Direction: "outbound-api", NumSegments: segments(body),
+		Status: twilio.StatusQueued, Direction: "outbound-api", NumSegments: sms.Measure(body).Segments,
 		PriceUnit: "USD", APIVersion: twilio.APIVersion,
 		URI:         "/" + twilio.APIVersion + "/Accounts/" + s.cfg.AccountSID + "/Messages/" + sid + ".json",
 		DateCreated: now, DateUpdated: now,

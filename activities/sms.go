@@ -1,0 +1,135 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"parley/billing"
+	"parley/sms"
+	"parley/storage"
+	"parley/twilio"
+	"parley/workflows"
+)
+
+// Carrier is the part of the SMS carrier the activities use.
+type Carrier interface {
+	Send(ctx context.Context, req twilio.SendRequest) (twilio.Message, error)
+	Fetch(ctx context.Context, sid string) (twilio.Message, error)
+	FindSent(ctx context.Context, from, to, body string, since time.Time) (twilio.Message, bool, error)
+}
+
+// SMS hands messages to the carrier and follows their delivery.
+type SMS struct {
+	Store   storage.SMS
+	Carrier Carrier
+	// StatusCallback is where the carrier reports delivery.
+	StatusCallback string
+	Now            func() time.Time
+}
+
+// findSentMargin reaches back before an earlier attempt began, for clocks of
+// ours and the carrier's that differ a little.
+const findSentMargin = 2 * time.Minute
+
+// Send hands a queued message to the carrier once. The carrier has no
+// idempotency key, so an attempt after an earlier one (which may have
+// reached the carrier before timing out) first looks the message up there
+// and records the one it finds instead of sending again. A refusal
+// (a 4xx: invalid number, blocked, not SMS-capable) fails the message with
+// the carrier's code and charges nothing; a transient failure is retried.
+func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) error {
+	m, err := a.Store.StartAttempt(ctx, in.MessageID, a.Now())
+	if err != nil || m.Status != sms.Queued {
+		return err // a finished message is left as it is
+	}
+	if m.SendAttemptedAt != nil {
+		found, ok, err := a.Carrier.FindSent(ctx, m.FromPhone, m.ToPhone, m.Body, m.SendAttemptedAt.Add(-findSentMargin))
+		if err != nil {
+			return err
+		}
+		if ok {
+			return a.accept(ctx, m, found.SID)
+		}
+	}
+	sent, err := a.Carrier.Send(ctx, twilio.SendRequest{From: m.FromPhone, To: m.ToPhone, Body: m.Body, StatusCallback: a.StatusCallback})
+	var refused *twilio.APIError
+	if errors.As(err, &refused) && !refused.Retryable() {
+		return a.Store.Fail(ctx, m.ID, errorCode(refused.Code), refused.Message)
+	}
+	if err != nil {
+		return err
+	}
+	return a.accept(ctx, m, sent.SID)
+}
+
+// accept records the carrier's sid and charges the message, once.
+func (a *SMS) accept(ctx context.Context, m storage.SMSMessage, sid string) error {
+	return a.Store.Accept(ctx, m, sid, storage.Movement{
+		AccountID: m.AccountID, Kind: storage.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
+		Key: fmt.Sprintf("sms-message:%d:send", m.ID), JobKind: "sms_message", JobID: m.ID, Stage: "send",
+	})
+}
+
+// Fail records a message that could not be sent.
+func (a *SMS) Fail(ctx context.Context, in workflows.SMSFailInput) error {
+	return a.Store.Fail(ctx, in.MessageID, in.Code, in.Message)
+}
+
+// PartMessages lists the messages of one part of a batch.
+func (a *SMS) PartMessages(ctx context.Context, in workflows.SMSBatchPartInput) ([]int64, error) {
+	return a.Store.BatchMessageIDs(ctx, in.BatchID, in.Offset, in.Limit)
+}
+
+// StartBatch moves a batch to processing.
+func (a *SMS) StartBatch(ctx context.Context, in workflows.SMSBatchRef) error {
+	return a.Store.StartBatch(ctx, in.BatchID)
+}
+
+// ConcludeBatch sets a batch's outcome once every recipient has one.
+func (a *SMS) ConcludeBatch(ctx context.Context, in workflows.SMSBatchRef) error {
+	_, err := a.Store.ConcludeBatch(ctx, in.BatchID)
+	return err
+}
+
+// Refresh asks the carrier (with Fetch) for the status of every unsettled
+// message of a batch or of one message, moves each forward, and counts the
+// ones still unsettled.
+func (a *SMS) Refresh(ctx context.Context, in workflows.SMSRefreshInput) (workflows.SMSRefreshResult, error) {
+	ms, err := a.Store.Unsettled(ctx, in.BatchID, in.MessageID)
+	if err != nil || !in.Fetch {
+		return workflows.SMSRefreshResult{Unsettled: len(ms)}, err
+	}
+	unsettled := 0
+	for i, m := range ms {
+		activity.RecordHeartbeat(ctx, i)
+		got, err := a.Carrier.Fetch(ctx, *m.UpstreamSID)
+		if err != nil {
+			return workflows.SMSRefreshResult{}, err
+		}
+		status := sms.FromCarrier(got.Status)
+		if status == "" {
+			return workflows.SMSRefreshResult{}, fmt.Errorf("sms: unknown carrier status %q for %s", got.Status, got.SID)
+		}
+		now, _, err := a.Store.ApplyOutcome(ctx, *m.UpstreamSID, status, errorCode(got.ErrorCode), got.ErrorMessage)
+		if err != nil {
+			return workflows.SMSRefreshResult{}, err
+		}
+		if !sms.Final(now.Status) {
+			unsettled++
+		}
+	}
+	return workflows.SMSRefreshResult{Unsettled: unsettled}, nil
+}
+
+// errorCode renders the carrier's numeric error code; "" for none.
+func errorCode(code int) string {
+	if code == 0 {
+		return ""
+	}
+	return strconv.Itoa(code)
+}

@@ -1,0 +1,177 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/billing"
+	"parley/messaging"
+	"parley/problem"
+	"parley/storage"
+)
+
+type smsRecipientRequest struct {
+	Phone     string            `json:"phone"`
+	Variables map[string]string `json:"variables"`
+}
+
+type sendSMSRequest struct {
+	From       string                `json:"from"`
+	Body       string                `json:"body"`
+	Recipients []smsRecipientRequest `json:"recipients"`
+}
+
+// smsMessageJSON is the answer to a single send.
+type smsMessageJSON struct {
+	MessageID         int64   `json:"messageId"`
+	ThreadID          int64   `json:"threadId"`
+	To                string  `json:"to"`
+	Country           string  `json:"country"`
+	Status            string  `json:"status"`
+	Segments          int     `json:"segments"`
+	Encoding          string  `json:"encoding"`
+	CostUSD           float64 `json:"costUsd"`
+	PriceUSD          float64 `json:"priceUsd"`
+	UpstreamMessageID *string `json:"upstreamMessageId"`
+	ErrorCode         *string `json:"errorCode"`
+	ErrorMessage      *string `json:"errorMessage"`
+}
+
+type smsBatchAcceptedJSON struct {
+	JobID             int64          `json:"jobId"`
+	RecipientCount    int            `json:"recipientCount"`
+	EstimatedCostUSD  float64        `json:"estimatedCostUsd"`
+	EstimatedPriceUSD float64        `json:"estimatedPriceUsd"`
+	PerCountry        map[string]int `json:"perCountry"`
+}
+
+// messages is the SMS service, or a refusal when no carrier is configured.
+func (s *Server) messages() (*messaging.Service, error) {
+	if s.sms == nil {
+		return nil, problem.New(problem.SMSNotConfigured, nil)
+	}
+	return s.sms, nil
+}
+
+func (s *Server) sendSMS(c *gin.Context) {
+	svc, err := s.messages()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var body sendSMSRequest
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	key, _ := keyFrom(c)
+	req := messaging.SendRequest{AccountID: key.AccountID, From: body.From, Body: body.Body,
+		Recipients: make([]messaging.Recipient, len(body.Recipients))}
+	for i, r := range body.Recipients {
+		req.Recipients[i] = messaging.Recipient{Phone: r.Phone, Variables: r.Variables}
+	}
+	res, err := svc.Send(c, req)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if b := res.Batch; b != nil {
+		respond(c, http.StatusAccepted, smsBatchAcceptedJSON{JobID: b.BatchID, RecipientCount: b.Recipients,
+			EstimatedCostUSD: b.EstimatedCost.USD(), EstimatedPriceUSD: b.EstimatedPrice.USD(), PerCountry: b.PerCountry})
+		return
+	}
+	status := http.StatusOK
+	if !res.Single.Answered {
+		status = http.StatusAccepted
+	}
+	respond(c, status, smsMessageView(res.Single.Message))
+}
+
+// smsMessageView shapes a single send's message; a price is only shown once
+// it is charged (the carrier accepted the message).
+func smsMessageView(m storage.SMSMessage) smsMessageJSON {
+	v := smsMessageJSON{MessageID: m.ID, ThreadID: m.ThreadID, To: m.ToPhone, Country: m.Country, Status: m.Status,
+		Segments: m.Segments, Encoding: m.Encoding, UpstreamMessageID: m.UpstreamSID,
+		ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage}
+	v.PriceUSD, v.CostUSD = charged(m)
+	return v
+}
+
+// charged is what a message cost the user and the platform: nothing while
+// it waits for the carrier or after a refusal.
+func charged(m storage.SMSMessage) (price, cost float64) {
+	if m.UpstreamSID == nil {
+		return 0, 0
+	}
+	return m.PriceMicros.USD(), m.CostMicros.USD()
+}
+
+type smsRecipientJSON struct {
+	ID           int64   `json:"id"`
+	To           string  `json:"to"`
+	Country      string  `json:"country"`
+	Body         string  `json:"body"`
+	Segments     int     `json:"segments"`
+	Encoding     string  `json:"encoding"`
+	Status       string  `json:"status"`
+	ErrorCode    *string `json:"errorCode"`
+	ErrorMessage *string `json:"errorMessage"`
+	PriceUSD     float64 `json:"priceUsd"`
+	CostUSD      float64 `json:"costUsd"`
+}
+
+type smsBatchJSON struct {
+	ID              int64              `json:"id"`
+	Status          string             `json:"status"`
+	TotalRecipients int                `json:"totalRecipients"`
+	SentCount       int                `json:"sentCount"`
+	FailedCount     int                `json:"failedCount"`
+	TotalCostUSD    float64            `json:"totalCostUsd"`
+	TotalPriceUSD   float64            `json:"totalPriceUsd"`
+	CreatedAt       time.Time          `json:"createdAt"`
+	StartedAt       *time.Time         `json:"startedAt"`
+	CompletedAt     *time.Time         `json:"completedAt"`
+	Recipients      []smsRecipientJSON `json:"recipients"`
+}
+
+func (s *Server) getSMSBatch(c *gin.Context) {
+	svc, err := s.messages()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	id, err := pathID(c, "id")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	key, _ := keyFrom(c)
+	b, ms, err := svc.Batch(c, key.AccountID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v := smsBatchJSON{ID: b.ID, Status: b.Status, TotalRecipients: b.TotalRecipients, CreatedAt: b.CreatedAt.UTC(),
+		StartedAt: utcPtr(b.StartedAt), CompletedAt: utcPtr(b.CompletedAt), Recipients: make([]smsRecipientJSON, len(ms))}
+	var price, cost billing.Micros
+	for i, m := range ms {
+		r := smsRecipientJSON{ID: m.ID, To: m.ToPhone, Country: m.Country, Body: m.Body, Segments: m.Segments,
+			Encoding: m.Encoding, Status: m.Status, ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage}
+		r.PriceUSD, r.CostUSD = charged(m)
+		if m.UpstreamSID != nil {
+			price += m.PriceMicros
+			cost += m.CostMicros
+		}
+		switch m.Status {
+		case "sent", "delivered":
+			v.SentCount++
+		case "failed", "undelivered":
+			v.FailedCount++
+		}
+		v.Recipients[i] = r
+	}
+	v.TotalPriceUSD, v.TotalCostUSD = price.USD(), cost.USD()
+	respond(c, http.StatusOK, v)
+}

@@ -1,0 +1,59 @@
+package sms
+
+// Message directions and statuses. Outbound: Queued (admitted, its price
+// reserved) -> Sending (the carrier accepted it; charged) -> Sent ->
+// Delivered | Undelivered | Failed; inbound: Received.
+const (
+	Outbound = "outbound"
+	Inbound  = "inbound"
+
+	Queued      = "queued"
+	Sending     = "sending"
+	Sent        = "sent"
+	Delivered   = "delivered"
+	Undelivered = "undelivered"
+	Failed      = "failed"
+	Received    = "received"
+)
+
+// rank orders outbound statuses: a status only ever moves to a higher rank,
+// so late or repeated carrier callbacks (which arrive out of order) never
+// move a message back.
+var rank = map[string]int{Queued: 0, Sending: 1, Sent: 2, Delivered: 3, Undelivered: 3, Failed: 3}
+
+// Final reports whether an outbound status is final.
+func Final(status string) bool { return rank[status] == 3 }
+
+// Below lists the outbound statuses a message may move from to reach
+// status.
+func Below(status string) []string {
+	r, ok := rank[status]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, s := range []string{Queued, Sending, Sent, Delivered, Undelivered, Failed} {
+		if rank[s] < r {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// FromCarrier maps a status the carrier reports (Twilio's vocabulary) to
+// ours; "" for one that says nothing about an outbound message.
+func FromCarrier(s string) string {
+	switch s {
+	case "accepted", "scheduled", "queued", "sending":
+		return Sending
+	case "sent":
+		return Sent
+	case "delivered", "read":
+		return Delivered
+	case "undelivered":
+		return Undelivered
+	case "failed", "canceled":
+		return Failed
+	}
+	return ""
+}

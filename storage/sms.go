@@ -1,0 +1,478 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"parley/billing"
+	"parley/sms"
+)
+
+// Batch statuses.
+const (
+	BatchQueued     = "queued"
+	BatchProcessing = "processing"
+	BatchCompleted  = "completed"
+	BatchPartial    = "partial"
+	BatchFailed     = "failed"
+)
+
+// OwnedNumber is a phone number an account sends from.
+type OwnedNumber struct {
+	bun.BaseModel `bun:"table:owned_numbers"`
+
+	ID        int64     `bun:"id,pk,autoincrement"`
+	AccountID string    `bun:"account_id"`
+	Phone     string    `bun:"phone"`
+	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// SMSThread is the conversation of one owned number with one remote number.
+type SMSThread struct {
+	bun.BaseModel `bun:"table:sms_threads,alias:t"`
+
+	ID                int64      `bun:"id,pk,autoincrement"`
+	AccountID         string     `bun:"account_id"`
+	OwnedNumberID     int64      `bun:"owned_number_id"`
+	RemotePhone       string     `bun:"remote_phone"`
+	RemoteContactName *string    `bun:"remote_contact_name"`
+	LastMessageAt     time.Time  `bun:"last_message_at"`
+	UnreadCount       int        `bun:"unread_count"`
+	ArchivedAt        *time.Time `bun:"archived_at"`
+	CreatedAt         time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+
+	// OwnedNumber is read with the thread.
+	OwnedNumber string `bun:"owned_number,scanonly"`
+}
+
+// SMSBatch is one POST /sms with more than one recipient.
+type SMSBatch struct {
+	bun.BaseModel `bun:"table:sms_batches"`
+
+	ID              int64      `bun:"id,pk,autoincrement"`
+	AccountID       string     `bun:"account_id"`
+	Status          string     `bun:"status"`
+	TotalRecipients int        `bun:"total_recipients"`
+	CreatedAt       time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	StartedAt       *time.Time `bun:"started_at"`
+	CompletedAt     *time.Time `bun:"completed_at"`
+}
+
+// SMSMessage is one message, outbound (a recipient of a send) or inbound.
+type SMSMessage struct {
+	bun.BaseModel `bun:"table:sms_messages"`
+
+	ID              int64          `bun:"id,pk,autoincrement"`
+	AccountID       string         `bun:"account_id"`
+	ThreadID        int64          `bun:"thread_id"`
+	BatchID         *int64         `bun:"batch_id"`
+	Direction       string         `bun:"direction"`
+	FromPhone       string         `bun:"from_phone"`
+	ToPhone         string         `bun:"to_phone"`
+	Country         string         `bun:"country"`
+	Body            string         `bun:"body"`
+	Segments        int            `bun:"segments"`
+	Encoding        string         `bun:"encoding"`
+	Status          string         `bun:"status"`
+	UpstreamSID     *string        `bun:"upstream_sid"`
+	ErrorCode       *string        `bun:"error_code"`
+	ErrorMessage    *string        `bun:"error_message"`
+	PriceMicros     billing.Micros `bun:"price_micros"`
+	CostMicros      billing.Micros `bun:"cost_micros"`
+	SendAttemptedAt *time.Time     `bun:"send_attempted_at"`
+	SentAt          *time.Time     `bun:"sent_at"`
+	DeliveredAt     *time.Time     `bun:"delivered_at"`
+	ReadAt          *time.Time     `bun:"read_at"`
+	CreatedAt       time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// SMS reads and writes numbers, threads, batches and messages.
+type SMS struct{ DB *bun.DB }
+
+// AddNumber gives an account a number to send from; a number another
+// account owns is ErrConflict.
+func (r SMS) AddNumber(ctx context.Context, accountID, phone string) (OwnedNumber, error) {
+	n := OwnedNumber{AccountID: accountID, Phone: phone}
+	if _, err := r.DB.NewInsert().Model(&n).Returning("*").Exec(ctx); err != nil {
+		return n, fmt.Errorf("add number: %w", conflict(err))
+	}
+	return n, nil
+}
+
+// NumberOwnedBy finds an account's number by its E.164 form.
+func (r SMS) NumberOwnedBy(ctx context.Context, accountID, phone string) (OwnedNumber, error) {
+	var n OwnedNumber
+	err := r.DB.NewSelect().Model(&n).Where("account_id = ? AND phone = ?", accountID, phone).Scan(ctx)
+	return n, notFound(err)
+}
+
+// NumberByPhone finds whichever account owns a number.
+func (r SMS) NumberByPhone(ctx context.Context, phone string) (OwnedNumber, error) {
+	var n OwnedNumber
+	err := r.DB.NewSelect().Model(&n).Where("phone = ?", phone).Scan(ctx)
+	return n, notFound(err)
+}
+
+// SetQuota overrides an account's daily quota for a country ('*' for any
+// other country, 'free' for a free account's daily total).
+func (r SMS) SetQuota(ctx context.Context, accountID, country string, perDay int) error {
+	_, err := r.DB.NewRaw(`INSERT INTO sms_quotas (account_id, country, per_day) VALUES (?, ?, ?)
+		ON CONFLICT (account_id, country) DO UPDATE SET per_day = EXCLUDED.per_day`, accountID, country, perDay).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("set sms quota: %w", notFound(err))
+	}
+	return nil
+}
+
+// Quotas are an account's quota overrides by country.
+func (r SMS) Quotas(ctx context.Context, accountID string) (map[string]int, error) {
+	var rows []struct {
+		Country string `bun:"country"`
+		PerDay  int    `bun:"per_day"`
+	}
+	if err := r.DB.NewSelect().Table("sms_quotas").Column("country", "per_day").Where("account_id = ?", accountID).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("sms quotas: %w", err)
+	}
+	out := make(map[string]int, len(rows))
+	for _, q := range rows {
+		out[q.Country] = q.PerDay
+	}
+	return out, nil
+}
+
+// SMSSend is a validated send about to be admitted: one message per
+// recipient, priced, with From the sender.
+type SMSSend struct {
+	AccountID string
+	From      OwnedNumber
+	// Batch makes the messages one batch (more than one recipient).
+	Batch    bool
+	Messages []SMSMessage
+}
+
+// SMSUsage is what an admission sees of the account under its lock.
+type SMSUsage struct {
+	Account Account
+	// SentToday counts the account's outbound messages of the UTC day, by
+	// destination country.
+	SentToday map[string]int
+	// Available is the balance less every reservation (running jobs and
+	// messages the carrier has not yet accepted).
+	Available billing.Micros
+}
+
+// smsInsertChunk bounds one INSERT's rows: Postgres takes at most 65,535
+// parameters a statement, and a message row has 14.
+const smsInsertChunk = 2000
+
+// Admit admits a send in one transaction under the account's row lock, so
+// that concurrent sends see each other: check (the caller's quota and
+// balance rules) sees the account's usage, and when it passes the threads
+// are created or touched, the batch and the messages inserted. The messages
+// hold their price in reserve while queued. It returns the batch id (0 for a
+// single message); the messages get their ids and threads.
+func (r SMS) Admit(ctx context.Context, send *SMSSend, now time.Time, check func(SMSUsage) error) (int64, error) {
+	var batchID int64
+	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var u SMSUsage
+		if err := tx.NewSelect().Model(&u.Account).Where("id = ?", send.AccountID).For("UPDATE").Scan(ctx); err != nil {
+			return notFound(err)
+		}
+		var err error
+		if u.SentToday, err = sentToday(ctx, tx, send.AccountID, now); err != nil {
+			return err
+		}
+		reserved, err := reservedMicros(ctx, tx, send.AccountID, 0)
+		if err != nil {
+			return err
+		}
+		u.Available = max(u.Account.BalanceMicros-reserved, 0)
+		if err := check(u); err != nil {
+			return err
+		}
+		threads, err := touchThreads(ctx, tx, send, now)
+		if err != nil {
+			return err
+		}
+		if send.Batch {
+			b := SMSBatch{AccountID: send.AccountID, Status: BatchQueued, TotalRecipients: len(send.Messages)}
+			if _, err := tx.NewInsert().Model(&b).Returning("id").Exec(ctx); err != nil {
+				return fmt.Errorf("insert sms batch: %w", err)
+			}
+			batchID = b.ID
+		}
+		for i := range send.Messages {
+			m := &send.Messages[i]
+			m.AccountID, m.ThreadID, m.Direction, m.Status = send.AccountID, threads[m.ToPhone], sms.Outbound, sms.Queued
+			m.FromPhone, m.CreatedAt = send.From.Phone, now
+			if send.Batch {
+				m.BatchID = &batchID
+			}
+		}
+		for start := 0; start < len(send.Messages); start += smsInsertChunk {
+			chunk := send.Messages[start:min(start+smsInsertChunk, len(send.Messages))]
+			if _, err := tx.NewInsert().Model(&chunk).Returning("id").Exec(ctx); err != nil {
+				return fmt.Errorf("insert sms messages: %w", err)
+			}
+		}
+		return nil
+	})
+	return batchID, err
+}
+
+// sentToday counts an account's outbound messages of now's UTC day by
+// destination country.
+func sentToday(ctx context.Context, db bun.IDB, accountID string, now time.Time) (map[string]int, error) {
+	day := now.UTC().Truncate(24 * time.Hour)
+	var rows []struct {
+		Country string `bun:"country"`
+		N       int    `bun:"n"`
+	}
+	err := db.NewSelect().Model((*SMSMessage)(nil)).ColumnExpr("country, count(*) AS n").
+		Where("account_id = ? AND direction = ? AND created_at >= ?", accountID, sms.Outbound, day).
+		Group("country").Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("count today's messages: %w", err)
+	}
+	out := map[string]int{}
+	for _, r := range rows {
+		out[r.Country] = r.N
+	}
+	return out, nil
+}
+
+// reservedMicros is what an account has reserved: the estimates of its
+// running jobs (but the admission excludeID) and the prices of its messages
+// the carrier has not accepted yet.
+func reservedMicros(ctx context.Context, db bun.IDB, accountID string, excludeID int64) (billing.Micros, error) {
+	var reserved struct {
+		Jobs billing.Micros `bun:"jobs"`
+		SMS  billing.Micros `bun:"sms"`
+	}
+	err := db.NewRaw(`SELECT
+		(SELECT coalesce(sum(estimate_micros), 0) FROM job_admissions
+			WHERE account_id = ? AND released_at IS NULL AND id <> ?) AS jobs,
+		(SELECT coalesce(sum(price_micros), 0) FROM sms_messages
+			WHERE account_id = ? AND status = ?) AS sms`,
+		accountID, excludeID, accountID, sms.Queued).Scan(ctx, &reserved)
+	if err != nil {
+		return 0, fmt.Errorf("sum reservations: %w", err)
+	}
+	return reserved.Jobs + reserved.SMS, nil
+}
+
+// touchThreads finds or creates the thread of the sender and each distinct
+// recipient, moving its last activity to now, and maps recipient to thread.
+func touchThreads(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) (map[string]int64, error) {
+	seen := map[string]bool{}
+	var threads []SMSThread
+	for _, m := range send.Messages {
+		if !seen[m.ToPhone] {
+			seen[m.ToPhone] = true
+			threads = append(threads, SMSThread{AccountID: send.AccountID, OwnedNumberID: send.From.ID, RemotePhone: m.ToPhone, LastMessageAt: now})
+		}
+	}
+	out := make(map[string]int64, len(threads))
+	for start := 0; start < len(threads); start += smsInsertChunk {
+		chunk := threads[start:min(start+smsInsertChunk, len(threads))]
+		_, err := tx.NewInsert().Model(&chunk).
+			On("CONFLICT (owned_number_id, remote_phone) DO UPDATE SET last_message_at = greatest(t.last_message_at, EXCLUDED.last_message_at)").
+			Returning("id, remote_phone").Exec(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("touch sms threads: %w", err)
+		}
+		for _, t := range chunk {
+			out[t.RemotePhone] = t.ID
+		}
+	}
+	return out, nil
+}
+
+// Message reads one message.
+func (r SMS) Message(ctx context.Context, id int64) (SMSMessage, error) {
+	var m SMSMessage
+	err := r.DB.NewSelect().Model(&m).Where("id = ?", id).Scan(ctx)
+	return m, notFound(err)
+}
+
+// StartAttempt notes when the first attempt to hand a message to the
+// carrier began and returns the message as it was before.
+func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time) (SMSMessage, error) {
+	m, err := r.Message(ctx, id)
+	if err != nil || m.SendAttemptedAt != nil {
+		return m, err
+	}
+	_, err = r.DB.NewUpdate().Model((*SMSMessage)(nil)).Set("send_attempted_at = ?", now).
+		Where("id = ? AND send_attempted_at IS NULL", id).Exec(ctx)
+	return m, err
+}
+
+// Accept records that the carrier accepted a queued message under sid and
+// charges it, in one transaction, once: a repeated call changes nothing.
+func (r SMS) Accept(ctx context.Context, m SMSMessage, sid string, charge Movement) error {
+	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewUpdate().Model((*SMSMessage)(nil)).
+			Set("upstream_sid = ?, status = ?, sent_at = now()", sid, sms.Sending).
+			Where("id = ? AND status = ?", m.ID, sms.Queued).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("accept sms message %d: %w", m.ID, conflict(err))
+		}
+		return nil
+	})
+	return err
+}
+
+// Fail records that a queued message will not be sent: the carrier refused
+// it, or could not be reached. Its price is released; nothing is charged.
+func (r SMS) Fail(ctx context.Context, id int64, code, message string) error {
+	_, err := r.DB.NewUpdate().Model((*SMSMessage)(nil)).
+		Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
+		Where("id = ? AND status = ?", id, sms.Queued).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("fail sms message %d: %w", id, err)
+	}
+	return nil
+}
+
+// FailUnsent fails every queued message of a batch (batchID) or one message
+// (messageID) and concludes the batch: used when a send's workflow could not
+// be started, so its reservation is released.
+func (r SMS) FailUnsent(ctx context.Context, batchID, messageID int64, code, message string) error {
+	q := r.DB.NewUpdate().Model((*SMSMessage)(nil)).
+		Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
+		Where("status = ?", sms.Queued)
+	if batchID != 0 {
+		q = q.Where("batch_id = ?", batchID)
+	} else {
+		q = q.Where("id = ?", messageID)
+	}
+	if _, err := q.Exec(ctx); err != nil {
+		return fmt.Errorf("fail unsent messages: %w", err)
+	}
+	if batchID == 0 {
+		return nil
+	}
+	_, err := r.ConcludeBatch(ctx, batchID)
+	return err
+}
+
+// Advance moves the message the carrier knows as sid to status, forward
+// only; errorCode/errorMessage are kept when the status is a failure. It
+// reports the message as it is now and whether it moved.
+func (r SMS) Advance(ctx context.Context, sid, status, errorCode, errorMessage string) (SMSMessage, bool, error) {
+	lower := sms.Below(status)
+	if len(lower) == 0 {
+		return SMSMessage{}, false, fmt.Errorf("sms: %q is not a status a message moves to", status)
+	}
+	var m SMSMessage
+	q := r.DB.NewUpdate().Model(&m).Set("status = ?", status).
+		Where("upstream_sid = ? AND status IN (?)", sid, bun.In(lower)).Returning("*")
+	if status == sms.Delivered {
+		q = q.Set("delivered_at = now()")
+	}
+	if (status == sms.Undelivered || status == sms.Failed) && errorCode != "" {
+		q = q.Set("error_code = ?, error_message = ?", errorCode, errorMessage)
+	}
+	err := q.Scan(ctx)
+	if err == nil {
+		return m, true, nil
+	}
+	if notFound(err) != ErrNotFound {
+		return m, false, fmt.Errorf("advance sms %s: %w", sid, err)
+	}
+	err = r.DB.NewSelect().Model(&m).Where("upstream_sid = ?", sid).Scan(ctx)
+	return m, false, notFound(err)
+}
+
+// ApplyOutcome moves the message the carrier knows as sid forward to
+// status (delivery callbacks and refreshes both land here) and, when a
+// batch's message fails late, sets the batch's outcome again. It returns
+// the message as it is now and whether it moved.
+func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (SMSMessage, bool, error) {
+	m, moved, err := r.Advance(ctx, sid, status, errorCode, errorMessage)
+	if err != nil || !moved || m.BatchID == nil || (status != sms.Undelivered && status != sms.Failed) {
+		return m, moved, err
+	}
+	_, err = r.ConcludeBatch(ctx, *m.BatchID)
+	return m, moved, err
+}
+
+// BatchMessageIDs are the ids of a batch's messages in recipient order,
+// offset and limit picking a part.
+func (r SMS) BatchMessageIDs(ctx context.Context, batchID int64, offset, limit int) ([]int64, error) {
+	var ids []int64
+	err := r.DB.NewSelect().Model((*SMSMessage)(nil)).Column("id").Where("batch_id = ?", batchID).
+		OrderExpr("id").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("batch %d messages: %w", batchID, err)
+	}
+	return ids, nil
+}
+
+// StartBatch moves a queued batch to processing.
+func (r SMS) StartBatch(ctx context.Context, id int64) error {
+	_, err := r.DB.NewUpdate().Model((*SMSBatch)(nil)).Set("status = ?, started_at = coalesce(started_at, now())", BatchProcessing).
+		Where("id = ? AND status = ?", id, BatchQueued).Exec(ctx)
+	return err
+}
+
+// ConcludeBatch sets a batch's outcome from its messages once every one has
+// a send outcome: completed when none failed, failed when all did, partial
+// otherwise. It is called when the send phase ends and again whenever a
+// late outcome could change it; completedAt is set the first time.
+func (r SMS) ConcludeBatch(ctx context.Context, id int64) (SMSBatch, error) {
+	var b SMSBatch
+	err := r.DB.NewRaw(`WITH c AS (
+			SELECT count(*) FILTER (WHERE status = 'queued') AS queued,
+			       count(*) FILTER (WHERE status IN ('failed', 'undelivered')) AS failed,
+			       count(*) AS total
+			FROM sms_messages WHERE batch_id = ?)
+		UPDATE sms_batches b SET
+			status = CASE WHEN c.failed = 0 THEN 'completed' WHEN c.failed = c.total THEN 'failed' ELSE 'partial' END,
+			completed_at = coalesce(b.completed_at, now())
+		FROM c WHERE b.id = ? AND c.queued = 0
+		RETURNING b.*`, id, id).Scan(ctx, &b)
+	if notFound(err) == ErrNotFound {
+		return r.Batch(ctx, id)
+	}
+	return b, err
+}
+
+// Batch reads a batch.
+func (r SMS) Batch(ctx context.Context, id int64) (SMSBatch, error) {
+	var b SMSBatch
+	err := r.DB.NewSelect().Model(&b).Where("id = ?", id).Scan(ctx)
+	return b, notFound(err)
+}
+
+// BatchOwned reads an account's batch with its messages in recipient order.
+func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (SMSBatch, []SMSMessage, error) {
+	var b SMSBatch
+	if err := r.DB.NewSelect().Model(&b).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx); err != nil {
+		return b, nil, notFound(err)
+	}
+	var ms []SMSMessage
+	if err := r.DB.NewSelect().Model(&ms).Where("batch_id = ?", id).OrderExpr("id").Scan(ctx); err != nil {
+		return b, nil, fmt.Errorf("batch %d messages: %w", id, err)
+	}
+	return b, ms, nil
+}
+
+// Unsettled are the messages the carrier accepted whose delivery is not
+// final: of a batch (batchID) or one message (messageID).
+func (r SMS) Unsettled(ctx context.Context, batchID, messageID int64) ([]SMSMessage, error) {
+	var ms []SMSMessage
+	q := r.DB.NewSelect().Model(&ms).Where("upstream_sid IS NOT NULL AND status IN (?)", bun.In([]string{sms.Sending, sms.Sent}))
+	if batchID != 0 {
+		q = q.Where("batch_id = ?", batchID)
+	} else {
+		q = q.Where("id = ?", messageID)
+	}
+	if err := q.OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("unsettled messages: %w", err)
+	}
+	return ms, nil
+}

@@ -1,0 +1,239 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// SMSTaskQueue is where SMS workflows and activities run: sends wait on the
+// carrier, not the CPU, so they get their own queue and concurrency apart
+// from the media work on TaskQueue.
+const SMSTaskQueue = "parley-messages"
+
+// SMS workflow type names.
+const (
+	SMSMessageWorkflowName   = "SMSMessageWorkflow"
+	SMSBatchWorkflowName     = "SMSBatchWorkflow"
+	SMSBatchPartWorkflowName = "SMSBatchPartWorkflow"
+)
+
+// SMS activity names.
+const (
+	ActSMSSend         = "SMS.Send"
+	ActSMSFail         = "SMS.Fail"
+	ActSMSPartMessages = "SMS.PartMessages"
+	ActSMSStartBatch   = "SMS.StartBatch"
+	ActSMSConclude     = "SMS.ConcludeBatch"
+	ActSMSRefresh      = "SMS.Refresh"
+)
+
+// smsPartSize is how many recipients one child workflow sends. A recipient
+// costs its part about 6 history events (a send activity scheduled, started
+// and completed, plus the workflow tasks that follow), so a part of 500
+// stays near 3,000 events, far below Temporal's 10,240-event warning and
+// 51,200-event limit, and the parent of a 10,000-recipient batch holds 20
+// children (about 200 events).
+const smsPartSize = 500
+
+// smsWindow is how many sends of one part are in flight at once: the
+// parallelism per sender, bounded, so one batch cannot hold every slot of
+// the SMS workers.
+const smsWindow = 20
+
+// smsSettleFor is how long a send is watched for its delivery outcome.
+const smsSettleFor = 24 * time.Hour
+
+// SMSMessageWorkflowID names the workflow of a single message.
+func SMSMessageWorkflowID(messageID int64) string { return fmt.Sprintf("sms-message-%d", messageID) }
+
+// SMSBatchWorkflowID names the workflow of a batch.
+func SMSBatchWorkflowID(batchID int64) string { return fmt.Sprintf("sms-batch-%d", batchID) }
+
+// SMSMessageInput starts the workflow of one message.
+type SMSMessageInput struct {
+	MessageID int64
+	// RefreshEvery is how often delivery is asked of the carrier.
+	RefreshEvery time.Duration
+}
+
+// SMSBatchInput starts the workflow of a batch.
+type SMSBatchInput struct {
+	BatchID    int64
+	Recipients int
+	// RefreshEvery is how often delivery is asked of the carrier.
+	RefreshEvery time.Duration
+}
+
+// SMSBatchPartInput sends the recipients Offset to Offset+Limit of a batch.
+type SMSBatchPartInput struct {
+	BatchID       int64
+	Offset, Limit int
+}
+
+// SMSSendInput hands one message to the carrier.
+type SMSSendInput struct {
+	MessageID int64
+}
+
+// SMSFailInput records that a message could not be sent.
+type SMSFailInput struct {
+	MessageID int64
+	Code      string
+	Message   string
+}
+
+// SMSBatchRef names a batch.
+type SMSBatchRef struct {
+	BatchID int64
+}
+
+// SMSRefreshInput asks the carrier for the delivery of a batch's (or one
+// message's) unsettled messages; without Fetch it only counts them.
+type SMSRefreshInput struct {
+	BatchID   int64
+	MessageID int64
+	Fetch     bool
+}
+
+// SMSRefreshResult counts the messages still waiting for an outcome.
+type SMSRefreshResult struct {
+	Unsettled int
+}
+
+// smsSend is for the carrier call: it must not resend a message the
+// carrier accepted, so the activity looks for an earlier attempt's message
+// first; transient carrier failures (5xx, timeouts) are retried, a refusal
+// is recorded by the activity and not retried.
+func smsSend(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           SMSTaskQueue,
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    30 * time.Second,
+			MaximumAttempts:    6,
+		},
+	})
+}
+
+// smsBookkeeping is bookkeeping on the SMS queue.
+func smsBookkeeping(ctx workflow.Context) workflow.Context {
+	o := workflow.GetActivityOptions(bookkeeping(ctx))
+	o.TaskQueue = SMSTaskQueue
+	return workflow.WithActivityOptions(ctx, o)
+}
+
+// smsRefresh asks the carrier about many messages: it heartbeats.
+func smsRefresh(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           SMSTaskQueue,
+		StartToCloseTimeout: 30 * time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    5 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    5 * time.Minute,
+			MaximumAttempts:    5,
+		},
+	})
+}
+
+// SMSMessageWorkflow sends one message, then watches its delivery.
+func SMSMessageWorkflow(ctx workflow.Context, in SMSMessageInput) error {
+	if err := sendOne(ctx, in.MessageID); err != nil {
+		return err
+	}
+	return settle(ctx, SMSRefreshInput{MessageID: in.MessageID}, in.RefreshEvery)
+}
+
+// SMSBatchWorkflow sends every recipient of a batch through child workflows
+// of smsPartSize recipients, sets the batch's outcome, then watches
+// delivery: every RefreshEvery it asks the carrier about the messages not yet
+// final, and ends when all are or after smsSettleFor.
+func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
+	ref := SMSBatchRef{BatchID: in.BatchID}
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSStartBatch, ref).Get(ctx, nil); err != nil {
+		return err
+	}
+	var parts []workflow.ChildWorkflowFuture
+	for offset, k := 0, 1; offset < in.Recipients; offset, k = offset+smsPartSize, k+1 {
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:    fmt.Sprintf("%s-part-%d", SMSBatchWorkflowID(in.BatchID), k),
+			TaskQueue:     SMSTaskQueue,
+			StaticSummary: fmt.Sprintf("Recipients %d to %d", offset+1, min(offset+smsPartSize, in.Recipients)),
+		})
+		part := SMSBatchPartInput{BatchID: in.BatchID, Offset: offset, Limit: smsPartSize}
+		parts = append(parts, workflow.ExecuteChildWorkflow(cctx, SMSBatchPartWorkflowName, part))
+	}
+	for _, p := range parts {
+		if err := p.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSConclude, ref).Get(ctx, nil); err != nil {
+		return err
+	}
+	return settle(ctx, SMSRefreshInput{BatchID: in.BatchID}, in.RefreshEvery)
+}
+
+// SMSBatchPartWorkflow sends one part of a batch, smsWindow at a time.
+func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
+	var ids []int64
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartMessages, in).Get(ctx, &ids); err != nil {
+		return err
+	}
+	sends := make([]workflow.Future, len(ids))
+	for i, id := range ids {
+		if i >= smsWindow {
+			if err := outcome(ctx, ids[i-smsWindow], sends[i-smsWindow]); err != nil {
+				return err
+			}
+		}
+		sends[i] = workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, SMSSendInput{MessageID: id})
+	}
+	for i := max(len(ids)-smsWindow, 0); i < len(ids); i++ {
+		if err := outcome(ctx, ids[i], sends[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sendOne(ctx workflow.Context, id int64) error {
+	return outcome(ctx, id, workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, SMSSendInput{MessageID: id}))
+}
+
+// outcome waits for a send; one whose retries ran out (the carrier stayed
+// unreachable) is recorded as failed, releasing its reservation.
+func outcome(ctx workflow.Context, id int64, send workflow.Future) error {
+	err := send.Get(ctx, nil)
+	if err == nil {
+		return nil
+	}
+	failed := SMSFailInput{MessageID: id, Code: "CARRIER_UNAVAILABLE", Message: "The carrier could not be reached; the message was not sent."}
+	return workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSFail, failed).Get(ctx, nil)
+}
+
+// settle asks the carrier about unsettled messages every `every` until none
+// is left or smsSettleFor has passed; delivery callbacks usually settle them
+// first, this catches the ones that were lost.
+func settle(ctx workflow.Context, in SMSRefreshInput, every time.Duration) error {
+	deadline := workflow.Now(ctx).Add(smsSettleFor)
+	for {
+		var res SMSRefreshResult
+		if err := workflow.ExecuteActivity(smsRefresh(ctx), ActSMSRefresh, in).Get(ctx, &res); err != nil {
+			return err
+		}
+		if res.Unsettled == 0 || workflow.Now(ctx).Add(every).After(deadline) {
+			return nil
+		}
+		if err := workflow.Sleep(ctx, every); err != nil {
+			return err
+		}
+		in.Fetch = true
+	}
+}
