@@ -58,6 +58,8 @@ type Config struct {
 	SMSDailyQuotas   map[string]int
 	SMSRefreshEvery  time.Duration
 	SMSActivities    int
+	// CarrierAddr is where `parley carrier` (the local stand-in) listens.
+	CarrierAddr string
 
 	// CORSOrigins are the browser origins allowed to call the API, each as
 	// browsers send it in Origin; empty means CORS stays off.
@@ -126,6 +128,7 @@ var Vars = []Var{
 	{"PARLEY_SMS_DAILY_QUOTAS", "free=5,US=200,IL=100,*=100", "SMS per UTC day: free = a free account's total; a country = a paid account's to it; * = to any other"},
 	{"PARLEY_SMS_REFRESH_INTERVAL", "5m", "how often unsettled SMS deliveries are asked of the carrier (for 24 h after sending)"},
 	{"PARLEY_SMS_ACTIVITIES", "50", "SMS activities one worker runs at once (they wait on the carrier, not the CPU)"},
+	{"PARLEY_CARRIER_ADDR", "127.0.0.1:8089", "where `parley carrier`, the local stand-in carrier for development, listens (loopback only)"},
 	{"PARLEY_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) that may call the API; empty: CORS off; * is refused"},
 	{"PARLEY_MIN_TRANSFER_BYTES", "65536", "a client sending a body or reading a response must move at least this many bytes per PARLEY_MIN_TRANSFER_WINDOW"},
 	{"PARLEY_MIN_TRANSFER_WINDOW", "30s", "window for PARLEY_MIN_TRANSFER_BYTES; a slower client is disconnected"},
@@ -166,6 +169,7 @@ func Load() (Config, error) {
 		TwilioAccountSID:  get("PARLEY_TWILIO_ACCOUNT_SID"),
 		TwilioAuthToken:   get("PARLEY_TWILIO_AUTH_TOKEN"),
 		TwilioBaseURL:     strings.TrimRight(get("PARLEY_TWILIO_BASE_URL"), "/"),
+		CarrierAddr:       get("PARLEY_CARRIER_ADDR"),
 	}
 	var err error
 	if c.MinioUseSSL, err = strconv.ParseBool(get("MINIO_USE_SSL")); err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"parley/apikey"
 	"parley/billing"
 	"parley/config"
+	"parley/sms"
 	"parley/storage"
 )
 
@@ -29,7 +31,12 @@ const adminUsage = `usage: parley admin <command> [flags]
   key create --account ID --name N --scopes a,b,c [--admin] [--expires-in 720h] [--tier standard|pro|unlimited]
   key revoke --id N
   limits set [--account ID] --concurrent-jobs N
+  account update --id ID [--phone E164] [--phone-verified] [--paid|--free]
   price set --item transcription|voice_cleanup|subtitle_burn --usd X   (per minute)
+  price set --item sms:CC --usd X --cost-usd Y                         (per segment)
+  number add --account ID --phone E164
+  sms countries --account ID --set US,IL,GB
+  sms quota --account ID --country CC|*|free --per-day N
   bootstrap-dev [--email dev@parley.local]
 `
 
@@ -40,6 +47,10 @@ type adminCommand func(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args [
 func admin(ctx context.Context, args []string) error {
 	commands := map[string]adminCommand{
 		"account create": accountCreate,
+		"account update": accountUpdate,
+		"number add":     numberAdd,
+		"sms countries":  smsCountries,
+		"sms quota":      smsQuota,
 		"credit add":     creditAdd,
 		"key create":     keyCreate,
 		"key revoke":     keyRevoke,
@@ -243,12 +254,27 @@ func limitsSet(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string)
 func priceSet(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
 	item := fs.String("item", "", "")
 	amount := fs.Float64("usd", -1, "")
+	costUSD := fs.Float64("cost-usd", -1, "")
 	if err := parse(fs, args, "item", "usd"); err != nil {
 		return nil, err
 	}
 	micros, err := billing.FromUSD(*amount)
 	if err != nil || micros < 0 {
 		return nil, fmt.Errorf("--usd must be zero or more")
+	}
+	if country, ok := strings.CutPrefix(*item, "sms:"); ok {
+		cost, err := billing.FromUSD(*costUSD)
+		if err != nil || cost < 0 {
+			return nil, fmt.Errorf("--cost-usd (what a segment costs the platform) is required for sms items and must be zero or more")
+		}
+		if _, err := config.ParseQuotas(country + "=0"); err != nil || country == "free" || country == "*" {
+			return nil, fmt.Errorf("--item sms:CC needs an ISO 3166 alpha-2 country code, such as sms:US")
+		}
+		p, err := storage.Prices{DB: db}.SetSMS(ctx, country, micros, cost)
+		if err != nil {
+			return nil, err
+		}
+		return priceView(p), nil
 	}
 	p, err := storage.Prices{DB: db}.Set(ctx, *item, micros)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -301,4 +327,116 @@ func randomHex() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+func accountUpdate(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	id := fs.String("id", "", "")
+	phone := fs.String("phone", "", "")
+	verified := fs.Bool("phone-verified", false, "")
+	paid := fs.Bool("paid", false, "")
+	free := fs.Bool("free", false, "")
+	if err := parse(fs, args, "id"); err != nil {
+		return nil, err
+	}
+	if *paid && *free {
+		return nil, fmt.Errorf("--paid and --free exclude each other")
+	}
+	acc, err := storage.Accounts{DB: db}.Get(ctx, *id)
+	if err != nil {
+		return nil, fmt.Errorf("account %q: %w", *id, err)
+	}
+	var columns []string
+	if *phone != "" {
+		p, err := sms.ParsePhone(*phone)
+		if err != nil {
+			return nil, fmt.Errorf("--phone: %w", err)
+		}
+		acc.Phone, acc.PhoneVerified = &p.E164, false
+		columns = append(columns, "phone", "phone_verified")
+	}
+	if *verified {
+		if acc.Phone == nil {
+			return nil, fmt.Errorf("--phone-verified needs a phone (--phone)")
+		}
+		acc.PhoneVerified = true
+		columns = append(columns, "phone_verified")
+	}
+	if *paid || *free {
+		acc.Paid = *paid
+		columns = append(columns, "paid")
+	}
+	if len(columns) == 0 {
+		return nil, fmt.Errorf("nothing to update: give --phone, --phone-verified, --paid or --free")
+	}
+	slices.Sort(columns)
+	columns = slices.Compact(columns)
+	if err := (storage.Accounts{DB: db}).Update(ctx, &acc, columns...); err != nil {
+		return nil, err
+	}
+	return accountView(acc), nil
+}
+
+func numberAdd(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	phone := fs.String("phone", "", "")
+	if err := parse(fs, args, "account", "phone"); err != nil {
+		return nil, err
+	}
+	p, err := sms.ParsePhone(*phone)
+	if err != nil {
+		return nil, fmt.Errorf("--phone: %w", err)
+	}
+	if _, err := (storage.Accounts{DB: db}).Get(ctx, *account); err != nil {
+		return nil, fmt.Errorf("account %q: %w", *account, err)
+	}
+	n, err := storage.SMS{DB: db}.AddNumber(ctx, *account, p.E164)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, fmt.Errorf("%s is already an owned number", p.E164)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": n.ID, "phone": n.Phone, "account_id": n.AccountID}, nil
+}
+
+func smsCountries(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	set := fs.String("set", "", "")
+	if err := parse(fs, args, "account", "set"); err != nil {
+		return nil, err
+	}
+	countries := splitList(*set)
+	for _, c := range countries {
+		if _, err := config.ParseQuotas(c + "=0"); err != nil || c == "free" || c == "*" {
+			return nil, fmt.Errorf("--set: %q is not an ISO 3166 alpha-2 code such as US", c)
+		}
+	}
+	acc, err := storage.Accounts{DB: db}.Get(ctx, *account)
+	if err != nil {
+		return nil, fmt.Errorf("account %q: %w", *account, err)
+	}
+	acc.SMSCountries = append([]string{}, countries...)
+	if err := (storage.Accounts{DB: db}).Update(ctx, &acc, "sms_countries"); err != nil {
+		return nil, err
+	}
+	return map[string]any{"account": acc.ID, "sms_countries": acc.SMSCountries}, nil
+}
+
+func smsQuota(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	country := fs.String("country", "", "")
+	perDay := fs.Int("per-day", -1, "")
+	if err := parse(fs, args, "account", "country", "per-day"); err != nil {
+		return nil, err
+	}
+	if _, err := config.ParseQuotas(fmt.Sprintf("%s=%d", *country, *perDay)); err != nil {
+		return nil, fmt.Errorf("want --country CC, * or free and --per-day zero or more")
+	}
+	if _, err := (storage.Accounts{DB: db}).Get(ctx, *account); err != nil {
+		return nil, fmt.Errorf("account %q: %w", *account, err)
+	}
+	if err := (storage.SMS{DB: db}).SetQuota(ctx, *account, *country, *perDay); err != nil {
+		return nil, err
+	}
+	return map[string]any{"account": *account, "country": *country, "per_day": *perDay}, nil
 }

@@ -92,7 +92,33 @@ func TestAdminCommands(t *testing.T) {
 		t.Fatalf("price: %v", v)
 	}
 
+	// SMS: an account ready to send, its number, countries, quota and prices.
+	if v := must(t, "admin", "account", "update", "--id", id, "--phone", "+12025550100", "--phone-verified", "--free"); v["phone"] != "+12025550100" || v["phone_verified"] != true || v["paid"] != false {
+		t.Fatalf("account update: %v", v)
+	}
+	if v := must(t, "admin", "number", "add", "--account", id, "--phone", "+14155550100"); v["phone"] != "+14155550100" || v["id"] == nil {
+		t.Fatalf("number add: %v", v)
+	}
+	if v := must(t, "admin", "sms", "countries", "--account", id, "--set", "US,IL,GB"); len(v["sms_countries"].([]any)) != 3 {
+		t.Fatalf("sms countries: %v", v)
+	}
+	if v := must(t, "admin", "sms", "quota", "--account", id, "--country", "US", "--per-day", "500"); v["per_day"] != 500.0 {
+		t.Fatalf("sms quota: %v", v)
+	}
+	if v := must(t, "admin", "price", "set", "--item", "sms:GB", "--usd", "0.04", "--cost-usd", "0.03"); v["micros"] != 40000.0 || v["cost_usd"] != 0.03 {
+		t.Fatalf("sms price: %v", v)
+	}
+	if quotas, _ := (storage.SMS{DB: db}).Quotas(ctx, id); quotas["US"] != 500 {
+		t.Fatalf("stored quotas %v", quotas)
+	}
+
 	for _, bad := range [][]string{
+		{"admin", "number", "add", "--account", id, "--phone", "+14155550100"},
+		{"admin", "number", "add", "--account", id, "--phone", "4155550101"},
+		{"admin", "account", "update", "--id", id, "--paid", "--free"},
+		{"admin", "sms", "countries", "--account", id, "--set", "usa"},
+		{"admin", "sms", "quota", "--account", id, "--country", "US", "--per-day", "-1"},
+		{"admin", "price", "set", "--item", "sms:US", "--usd", "0.01"},
 		{"admin", "key", "create", "--account", id, "--name", "x", "--scopes", "admin:keys"},
 		{"admin", "key", "create", "--account", id, "--name", "x", "--scopes", "profile:read", "--expires-in", "9000h"},
 		{"admin", "key", "create", "--account", "acc_missing", "--name", "x", "--scopes", "profile:read"},

@@ -27,8 +27,6 @@ const carrierUsage = `usage: parley carrier [inbound --from E164 --to E164 --bod
 Both read PARLEY_TWILIO_ACCOUNT_SID and PARLEY_TWILIO_AUTH_TOKEN.
 `
 
-const defaultCarrierAddr = "127.0.0.1:8089"
-
 func carrier(ctx context.Context, args []string) error {
 	switch {
 	case len(args) == 0:
@@ -40,36 +38,33 @@ func carrier(ctx context.Context, args []string) error {
 	return fmt.Errorf("unknown carrier command %q", args[0])
 }
 
-// twilioCredentials reads the account the stand-in accepts and signs with.
-func twilioCredentials() (sid, token string, err error) {
-	sid, token = os.Getenv("PARLEY_TWILIO_ACCOUNT_SID"), os.Getenv("PARLEY_TWILIO_AUTH_TOKEN")
-	if sid == "" || token == "" {
-		return "", "", errors.New("PARLEY_TWILIO_ACCOUNT_SID and PARLEY_TWILIO_AUTH_TOKEN must be set")
+// carrierConfig reads the settings with the account the stand-in accepts
+// and signs with.
+func carrierConfig() (config.Config, error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return cfg, err
 	}
-	return sid, token, nil
+	if cfg.TwilioAccountSID == "" || cfg.TwilioAuthToken == "" {
+		return cfg, errors.New("PARLEY_TWILIO_ACCOUNT_SID and PARLEY_TWILIO_AUTH_TOKEN must be set")
+	}
+	return cfg, nil
 }
 
 func carrierServe(ctx context.Context) error {
-	sid, token, err := twilioCredentials()
+	cfg, err := carrierConfig()
 	if err != nil {
 		return err
 	}
-	addr := os.Getenv("PARLEY_CARRIER_ADDR")
-	if addr == "" {
-		addr = defaultCarrierAddr
-	}
+	addr := cfg.CarrierAddr
 	if err := requireLoopback(addr); err != nil {
-		return err
-	}
-	cfg, err := config.Load()
-	if err != nil {
 		return err
 	}
 	log, err := newLogger(cfg.LogLevel)
 	if err != nil {
 		return err
 	}
-	standIn := localcarrier.New(localcarrier.Config{AccountSID: sid, AuthToken: token, Log: log})
+	standIn := localcarrier.New(localcarrier.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, Log: log})
 	defer standIn.Close()
 	httpServer := &http.Server{Addr: addr, Handler: standIn, ReadHeaderTimeout: 10 * time.Second}
 	g, ctx := errgroup.WithContext(ctx)
@@ -115,16 +110,12 @@ func carrierInbound(ctx context.Context, args []string) error {
 		fmt.Fprint(os.Stderr, carrierUsage)
 		return err
 	}
-	sid, token, err := twilioCredentials()
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load()
+	cfg, err := carrierConfig()
 	if err != nil {
 		return err
 	}
 	messageSID, err := localcarrier.PostInbound(ctx, localcarrier.InboundRequest{
-		BaseURL: cfg.BaseURL, AccountSID: sid, AuthToken: token, From: *from, To: *to, Body: *body,
+		BaseURL: cfg.BaseURL, AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, From: *from, To: *to, Body: *body,
 	}, nil)
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ type accountJSON struct {
 	PhoneVerified       bool      `json:"phone_verified"`
 	BalanceUSD          float64   `json:"balance_usd"`
 	ConcurrentJobsLimit *int      `json:"concurrent_jobs_limit"`
+	SMSCountries        []string  `json:"sms_countries"`
 	CreatedAt           time.Time `json:"created_at"`
 }
 
@@ -27,7 +28,8 @@ func accountView(a storage.Account) accountJSON {
 	return accountJSON{
 		ID: a.ID, Email: a.Email, Name: a.Name, Role: a.Role, Locale: a.Locale, Paid: a.Paid, Phone: a.Phone,
 		PhoneVerified: a.PhoneVerified, BalanceUSD: a.BalanceMicros.USD(), ConcurrentJobsLimit: a.ConcurrentJobsLimit,
-		CreatedAt: a.CreatedAt.UTC(),
+		SMSCountries: a.SMSCountries,
+		CreatedAt:    a.CreatedAt.UTC(),
 	}
 }
 
@@ -53,10 +55,16 @@ type priceJSON struct {
 	Item      string    `json:"item"`
 	Micros    int64     `json:"micros"`
 	USD       float64   `json:"usd"`
+	CostUSD   *float64  `json:"cost_usd,omitempty"`
 	Unit      string    `json:"unit"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
 func priceView(p storage.Price) priceJSON {
-	return priceJSON{Item: p.Item, Micros: int64(p.Micros), USD: p.Micros.USD(), Unit: p.Unit, UpdatedAt: p.UpdatedAt.UTC()}
+	v := priceJSON{Item: p.Item, Micros: int64(p.Micros), USD: p.Micros.USD(), Unit: p.Unit, UpdatedAt: p.UpdatedAt.UTC()}
+	if p.CostMicros != nil {
+		cost := p.CostMicros.USD()
+		v.CostUSD = &cost
+	}
+	return v
 }
