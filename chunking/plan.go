@@ -68,6 +68,12 @@ type Params struct {
 	Length float64
 }
 
+// Splits reports whether a recording of seconds is cut at all: it must be
+// longer than Above and hold at least one and a half chunks.
+func (p Params) Splits(seconds float64) bool {
+	return p.Length > 0 && seconds > p.Above && seconds >= 1.5*p.Length
+}
+
 // Span is a part of a recording, in seconds from its start.
 type Span struct {
 	Start, End float64
@@ -97,7 +103,7 @@ const (
 // frame.
 func Plan(levels []float64, p Params) []Span {
 	total := float64(len(levels)) * FrameSec
-	if total <= p.Above || p.Length <= 0 || total < 1.5*p.Length {
+	if !p.Splits(total) {
 		return []Span{{0, total}}
 	}
 	pauses := findPauses(levels)

@@ -22,10 +22,10 @@ import (
 
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
 
 	"parley/activities"
 	"parley/api"
+	"parley/chunking"
 	"parley/config"
 	"parley/i18n"
 	"parley/media"
@@ -44,7 +44,7 @@ type platform struct {
 	objects  *storage.Objects
 	temporal client.Client
 	api      *httptest.Server
-	worker   sdkworker.Worker
+	worker   *worker.Workers
 	now      func() time.Time
 }
 
@@ -91,11 +91,12 @@ func startPlatform(t testing.TB, o options) *platform {
 	if !o.noWorker {
 		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
 		p.worker = worker.New(p.temporal, worker.Activities{
-			Jobs:      &activities.Jobs{DB: p.db, Catalog: catalog},
-			Media:     &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
-			Speech:    &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog},
+			Jobs:  &activities.Jobs{DB: p.db, Catalog: catalog},
+			Media: &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
+			Speech: &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog,
+				Split: chunking.Params{Above: p.cfg.SplitAbove.Seconds(), Length: p.cfg.ChunkLength.Seconds()}},
 			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
-		}, p.cfg.WorkerActivities)
+		}, worker.Limits{Activities: p.cfg.WorkerActivities, Speech: p.cfg.SpeechConcurrency})
 		if err := p.worker.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -20,15 +20,51 @@ type Activities struct {
 	Subtitles *activities.Subtitles
 }
 
-// New returns a worker on the job task queue with everything registered,
-// running at most maxActivities activities at once (ffmpeg and the engine
-// are CPU-bound: see config.WorkerActivities for the default).
-func New(c client.Client, acts Activities, maxActivities int) sdkworker.Worker {
-	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: maxActivities,
+// Limits bound what one worker process runs at once.
+type Limits struct {
+	// Activities bounds the job queue's activities (bookkeeping, downloads,
+	// ffmpeg): see config.WorkerActivities for the default.
+	Activities int
+	// Speech bounds the chunks it transcribes at once: the machine's cores
+	// for the offline engine, so the engine never oversubscribes the CPU;
+	// the per-engine setting for hosted ones.
+	Speech int
+}
+
+// Workers are one process's pollers: the job queue (workflows and every
+// activity but the speech engine's chunks) and the speech queue.
+type Workers struct {
+	jobs, speech sdkworker.Worker
+}
+
+// New returns the workers of one process with everything registered.
+func New(c client.Client, acts Activities, l Limits) *Workers {
+	jobs := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: l.Activities})
+	Register(jobs, acts)
+	speech := sdkworker.New(c, workflows.SpeechTaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: l.Speech,
+		DisableWorkflowWorker:              true,
 	})
-	Register(w, acts)
-	return w
+	speech.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
+	return &Workers{jobs: jobs, speech: speech}
+}
+
+// Start starts polling both queues.
+func (w *Workers) Start() error {
+	if err := w.jobs.Start(); err != nil {
+		return err
+	}
+	if err := w.speech.Start(); err != nil {
+		w.jobs.Stop()
+		return err
+	}
+	return nil
+}
+
+// Stop stops both, waiting for running activities as the SDK does.
+func (w *Workers) Stop() {
+	w.speech.Stop()
+	w.jobs.Stop()
 }
 
 // WorkflowRegistry is where workflows are registered (a worker, a test
@@ -56,20 +92,23 @@ func Register(r Registry, acts Activities) {
 	RegisterWorkflows(r)
 
 	for name, fn := range map[string]any{
-		workflows.ActStartJob:     acts.Jobs.Start,
-		workflows.ActSetStatus:    acts.Jobs.SetStatus,
-		workflows.ActCharge:       acts.Jobs.Charge,
-		workflows.ActReprice:      acts.Jobs.Reprice,
-		workflows.ActFinish:       acts.Jobs.Finish,
-		workflows.ActNotify:       acts.Jobs.Notify,
-		workflows.ActDownload:     acts.Media.Download,
-		workflows.ActPrepareAudio: acts.Media.PrepareAudio,
-		workflows.ActCleanAudio:   acts.Media.CleanAudio,
-		workflows.ActTranscribe:   acts.Speech.Transcribe,
-		workflows.ActBuildSRT:     acts.Subtitles.BuildSRT,
-		workflows.ActBurn:         acts.Subtitles.Burn,
-		workflows.ActPublishBurn:  acts.Subtitles.Publish,
-		workflows.ActReburnFailed: acts.Subtitles.ReburnFailed,
+		workflows.ActStartJob:        acts.Jobs.Start,
+		workflows.ActSetStatus:       acts.Jobs.SetStatus,
+		workflows.ActCharge:          acts.Jobs.Charge,
+		workflows.ActReprice:         acts.Jobs.Reprice,
+		workflows.ActFinish:          acts.Jobs.Finish,
+		workflows.ActNotify:          acts.Jobs.Notify,
+		workflows.ActDownload:        acts.Media.Download,
+		workflows.ActPrepareAudio:    acts.Media.PrepareAudio,
+		workflows.ActCleanAudio:      acts.Media.CleanAudio,
+		workflows.ActTranscribe:      acts.Speech.Transcribe,
+		workflows.ActSplitAudio:      acts.Speech.SplitAudio,
+		workflows.ActTranscribeChunk: acts.Speech.TranscribeChunk,
+		workflows.ActMergeChunks:     acts.Speech.MergeChunks,
+		workflows.ActBuildSRT:        acts.Subtitles.BuildSRT,
+		workflows.ActBurn:            acts.Subtitles.Burn,
+		workflows.ActPublishBurn:     acts.Subtitles.Publish,
+		workflows.ActReburnFailed:    acts.Subtitles.ReburnFailed,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -16,6 +16,7 @@ import (
 
 	"parley/activities"
 	"parley/api"
+	"parley/chunking"
 	"parley/config"
 	"parley/i18n"
 	"parley/media"
@@ -24,6 +25,7 @@ import (
 	"parley/storage"
 	"parley/temporalclient"
 	"parley/worker"
+	"parley/workflows"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -116,9 +118,10 @@ func (s *services) activities() worker.Activities {
 	tool := media.NewTool()
 	guard := netguard.Guard{AllowPrefixes: s.cfg.URLAllowPrefixes, MaxBytes: s.cfg.MaxUploadSize}
 	return worker.Activities{
-		Jobs:   &activities.Jobs{DB: s.db, Catalog: s.catalog},
-		Media:  &activities.Media{DB: s.db, Objects: s.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
-		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog},
+		Jobs:  &activities.Jobs{DB: s.db, Catalog: s.catalog},
+		Media: &activities.Media{DB: s.db, Objects: s.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
+		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog,
+			Split: chunking.Params{Above: s.cfg.SplitAbove.Seconds(), Length: s.cfg.ChunkLength.Seconds()}},
 		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
 			FontAvailable: media.FontAvailable},
 	}
@@ -154,12 +157,14 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	defer s.close()
 	g, ctx := errgroup.WithContext(ctx)
 	if withWorker {
-		w := worker.New(s.temporal, s.activities(), s.cfg.WorkerActivities)
+		w := worker.New(s.temporal, s.activities(), worker.Limits{Activities: s.cfg.WorkerActivities, Speech: s.cfg.SpeechConcurrency})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
 		defer w.Stop()
-		s.log.WithField("task_queue", "parley-jobs").Info("worker started")
+		s.log.WithFields(logrus.Fields{
+			"task_queues": []string{workflows.TaskQueue, workflows.SpeechTaskQueue}, "speech_concurrency": s.cfg.SpeechConcurrency,
+		}).Info("worker started")
 	}
 	if withAPI {
 		if err := s.cfg.CheckSigningSecrets(); err != nil {
