@@ -101,7 +101,7 @@ func TestWorkerKilledDuringTranscribe(t *testing.T) {
 	var created struct{ ID int64 }
 	p.upload("/transcribe", key.Secret, long, []string{"language", "en"}).want(t, 202, "").decode(t, &created)
 
-	killDuring(t, p, first, workflows.TranscriptionWorkflowID(created.ID), workflows.ActTranscribe)
+	killDuring(t, p, first, workflows.TranscriptionWorkflowID(created.ID), workflows.ActTranscribeChunk)
 	startWorker(t)
 	j := p.waitFor(jobPath("transcribe", created.ID), key.Secret, 3*time.Minute, final)
 	if j.Status != "done" {
