@@ -24,6 +24,7 @@ type ObjectStore interface {
 	GetFile(ctx context.Context, key, path string) error
 	PutFile(ctx context.Context, key, path, contentType string) error
 	Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) (int64, error)
+	Open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error)
 }
 
 // MediaTool is the part of ffmpeg/ffprobe activities use.

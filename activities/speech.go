@@ -1,54 +1,83 @@
 package activities
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/uptrace/bun"
 
+	"parley/chunking"
 	"parley/i18n"
+	"parley/jobdef"
+	"parley/media"
 	"parley/problem"
 	"parley/speech"
 	"parley/storage"
+	"parley/transcript"
 	"parley/workflows"
 )
 
-// Speech runs the configured engine over a job's audio.
+// Speech runs the configured engine over a job's audio, whole or in chunks.
 type Speech struct {
 	DB      *bun.DB
 	Objects ObjectStore
 	Engine  speech.Engine
 	Catalog *i18n.Catalog
 	TempDir string
+	// Split says which audio is cut into chunks, and how long they are.
+	Split chunking.Params
 }
 
 // Transcribe runs the engine and stores text, words and detected language on
 // the job (overwriting on retry). It heartbeats while the engine works.
 func (a *Speech) Transcribe(ctx context.Context, in workflows.TranscribeInput) (workflows.TranscribeResult, error) {
 	defer keepAlive(ctx)()
-	jobs := storage.Jobs{DB: a.DB}
-	job, err := jobs.Get(ctx, in.JobID)
+	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
 	if err != nil {
 		return workflows.TranscribeResult{}, err
 	}
-	dir, cleanup, err := workDir(a.TempDir, job.ID)
+	t, err := a.run(ctx, in.JobID, in.AudioKey, job.LanguageRequested)
 	if err != nil {
 		return workflows.TranscribeResult{}, err
+	}
+	return a.store(ctx, in.JobID, t)
+}
+
+// run fetches audioKey and transcribes it in language.
+func (a *Speech) run(ctx context.Context, jobID int64, audioKey, language string) (transcript.Transcript, error) {
+	dir, cleanup, err := workDir(a.TempDir, jobID)
+	if err != nil {
+		return transcript.Transcript{}, err
 	}
 	defer cleanup()
 	wav := filepath.Join(dir, "audio.wav")
-	if err := a.Objects.GetFile(ctx, in.AudioKey, wav); err != nil {
-		return workflows.TranscribeResult{}, err
+	if err := a.Objects.GetFile(ctx, audioKey, wav); err != nil {
+		return transcript.Transcript{}, err
 	}
-	t, err := a.Engine.Transcribe(ctx, wav, speech.Options{Language: job.LanguageRequested})
+	t, err := a.Engine.Transcribe(ctx, wav, speech.Options{Language: language})
 	if err != nil {
 		if speech.IsPermanent(err) && !isCanceled(ctx, err) {
 			if errors.Is(err, speech.ErrUnsupportedLanguage) {
-				return workflows.TranscribeResult{}, refuse(a.Catalog, problem.UnsupportedLanguage, map[string]any{"language": job.LanguageRequested}, err)
+				return t, refuse(a.Catalog, problem.UnsupportedLanguage, map[string]any{"language": language}, err)
 			}
-			return workflows.TranscribeResult{}, refuse(a.Catalog, problem.EngineFailed, nil, err)
+			return t, refuse(a.Catalog, problem.EngineFailed, nil, err)
 		}
+		return t, err
+	}
+	return t, nil
+}
+
+// store writes a transcript onto its job.
+func (a *Speech) store(ctx context.Context, jobID int64, t transcript.Transcript) (workflows.TranscribeResult, error) {
+	jobs := storage.Jobs{DB: a.DB}
+	job, err := jobs.Get(ctx, jobID)
+	if err != nil {
 		return workflows.TranscribeResult{}, err
 	}
 	job.TranscriptText, job.Words = t.Text, t.Words
@@ -60,4 +89,137 @@ func (a *Speech) Transcribe(ctx context.Context, in workflows.TranscribeInput) (
 		return workflows.TranscribeResult{}, err
 	}
 	return workflows.TranscribeResult{Words: len(t.Words), Language: t.Language}, nil
+}
+
+// SplitAudio plans how a job's audio is transcribed. Audio that a.Split
+// does not cut is one chunk, the audio itself, and is not even fetched;
+// longer audio is cut in the middle of pauses and each chunk stored under
+// its own key. The language is the job's, or the engine's only one, or ""
+// for the engine to detect.
+func (a *Speech) SplitAudio(ctx context.Context, in workflows.SplitAudioInput) (workflows.SplitResult, error) {
+	defer keepAlive(ctx)()
+	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+	if err != nil {
+		return workflows.SplitResult{}, err
+	}
+	plan := workflows.SplitResult{Language: a.language(job.LanguageRequested)}
+	if !a.Split.Splits(in.DurationSec) {
+		plan.Chunks = []workflows.Chunk{{AudioKey: in.AudioKey, EndSec: in.DurationSec}}
+		return plan, nil
+	}
+	dir, cleanup, err := workDir(a.TempDir, in.JobID)
+	if err != nil {
+		return workflows.SplitResult{}, err
+	}
+	defer cleanup()
+	wav := filepath.Join(dir, "audio.wav")
+	if err := a.Objects.GetFile(ctx, in.AudioKey, wav); err != nil {
+		return workflows.SplitResult{}, err
+	}
+	layout, spans, err := planChunks(wav, a.Split)
+	if err != nil {
+		return workflows.SplitResult{}, err
+	}
+	for i, s := range spans {
+		piece := filepath.Join(dir, fmt.Sprintf("chunk-%d.wav", i))
+		if err := media.CutWAV(wav, layout, s.Start, s.End, piece); err != nil {
+			return workflows.SplitResult{}, err
+		}
+		key := jobdef.ChunkAudioKey(in.JobID, i)
+		if err := a.Objects.PutFile(ctx, key, piece, "audio/wav"); err != nil {
+			return workflows.SplitResult{}, err
+		}
+		if err := os.Remove(piece); err != nil {
+			return workflows.SplitResult{}, err
+		}
+		plan.Chunks = append(plan.Chunks, workflows.Chunk{Index: i, AudioKey: key, StartSec: s.Start, EndSec: s.End})
+	}
+	return plan, nil
+}
+
+// planChunks measures the levels of the 16 kHz mono s16 WAV that
+// PrepareAudio writes and plans its chunks; the last ends at the last
+// sample.
+func planChunks(wav string, p chunking.Params) (media.WAVLayout, []chunking.Span, error) {
+	layout, err := media.ReadWAVLayout(wav)
+	if err != nil {
+		return layout, nil, err
+	}
+	if layout.BlockAlign != 2 {
+		return layout, nil, fmt.Errorf("split %s: want mono 16-bit samples, got %d-byte blocks", wav, layout.BlockAlign)
+	}
+	f, err := os.Open(wav)
+	if err != nil {
+		return layout, nil, err
+	}
+	defer f.Close()
+	levels, err := chunking.Levels(io.NewSectionReader(f, layout.DataOffset, layout.DataSize), layout.ByteRate/2)
+	if err != nil {
+		return layout, nil, err
+	}
+	spans := chunking.Plan(levels, p)
+	spans[len(spans)-1].End = layout.Seconds()
+	return layout, spans, nil
+}
+
+// language is what the chunks are transcribed in: the job's pinned
+// language, the engine's only one, or "" for the engine to detect.
+func (a *Speech) language(requested string) string {
+	if requested != "" && requested != "auto" {
+		return requested
+	}
+	if m, ok := a.Engine.(speech.Monolingual); ok {
+		return m.OnlyLanguage()
+	}
+	return ""
+}
+
+// TranscribeChunk runs the engine over one chunk and stores its transcript,
+// times counted from the chunk's start, under the chunk's own key: a chunk
+// retried on another worker is transcribed again and stored once.
+func (a *Speech) TranscribeChunk(ctx context.Context, in workflows.TranscribeChunkInput) (workflows.ChunkResult, error) {
+	defer keepAlive(ctx)()
+	t, err := a.run(ctx, in.JobID, in.Chunk.AudioKey, in.Language)
+	if err != nil {
+		return workflows.ChunkResult{}, err
+	}
+	if t.Language == "" {
+		t.Language = in.Language
+	}
+	body, err := json.Marshal(t)
+	if err != nil {
+		return workflows.ChunkResult{}, err
+	}
+	key := jobdef.ChunkTranscriptKey(in.JobID, in.Chunk.Index)
+	if _, err := a.Objects.Put(ctx, key, bytes.NewReader(body), int64(len(body)), "application/json"); err != nil {
+		return workflows.ChunkResult{}, err
+	}
+	return workflows.ChunkResult{TranscriptKey: key, Language: t.Language, Words: len(t.Words)}, nil
+}
+
+// MergeChunks joins the stored chunk transcripts into the job's transcript
+// in the language decided for the job. It reads only what the chunks
+// stored, so running it again writes the same transcript.
+func (a *Speech) MergeChunks(ctx context.Context, in workflows.MergeChunksInput) (workflows.TranscribeResult, error) {
+	defer keepAlive(ctx)()
+	parts := make([]chunking.Part, len(in.Chunks))
+	for i, c := range in.Chunks {
+		parts[i].Span = chunking.Span{Start: c.StartSec, End: c.EndSec}
+		if err := a.readJSON(ctx, c.TranscriptKey, &parts[i].Transcript); err != nil {
+			return workflows.TranscribeResult{}, err
+		}
+	}
+	return a.store(ctx, in.JobID, chunking.Merge(parts, in.Language, in.DurationSec))
+}
+
+func (a *Speech) readJSON(ctx context.Context, key string, v any) error {
+	r, err := a.Objects.Open(ctx, key, 0, -1)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	defer r.Close()
+	if err := json.NewDecoder(r).Decode(v); err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	return nil
 }

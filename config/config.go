@@ -61,6 +61,13 @@ type Config struct {
 	// CarrierAddr is where `parley carrier` (the local stand-in) listens.
 	CarrierAddr string
 
+	// Audio longer than SplitAbove is cut at pauses into chunks of about
+	// ChunkLength, transcribed at once; a worker transcribes at most
+	// SpeechConcurrency chunks at a time.
+	SplitAbove        time.Duration
+	ChunkLength       time.Duration
+	SpeechConcurrency int
+
 	// CORSOrigins are the browser origins allowed to call the API, each as
 	// browsers send it in Origin; empty means CORS stays off.
 	CORSOrigins []string
@@ -89,6 +96,11 @@ func (c Config) CheckSigningSecrets() error {
 
 // SMSConfigured reports whether a carrier account is set.
 func (c Config) SMSConfigured() bool { return c.TwilioAccountSID != "" }
+
+// hostedEngineConcurrency is how many chunks a worker sends a hosted engine
+// at once by default: the requests mostly wait on the network, and hosted
+// APIs rate-limit a key's concurrent requests, commonly at a handful.
+const hostedEngineConcurrency = 4
 
 // Var documents one environment variable.
 type Var struct {
@@ -120,6 +132,9 @@ var Vars = []Var{
 	{"PARLEY_ELEVENLABS_MODEL", "scribe_v1", "ElevenLabs speech-to-text model"},
 	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
 	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once; empty means twice the machine's cores (ffmpeg and the engine are CPU-bound)"},
+	{"PARLEY_SPLIT_ABOVE", "2m", "audio longer than this is cut at pauses and its chunks transcribed at once across workers; 0 splits all audio of at least 1.5 chunks"},
+	{"PARLEY_CHUNK_LENGTH", "1m", "length aimed at for each chunk of split audio (cuts move to the nearest long pause, within half a length); 0 never splits"},
+	{"PARLEY_SPEECH_CONCURRENCY", "", "chunks one worker transcribes at once; empty means the machine's cores for pocketsphinx (CPU-bound) and 4 for the hosted engines (per worker)"},
 	{"PARLEY_RATE_TIERS", "standard=60/1000,pro=600/10000,unlimited=0/0", "per-key requests per minute/hour for each tier; 0 means no limit"},
 	{"PARLEY_TWILIO_ACCOUNT_SID", "", "SMS carrier account (Twilio's protocol); empty: SMS is off (503 SMS_NOT_CONFIGURED)"},
 	{"PARLEY_TWILIO_AUTH_TOKEN", "", "SMS carrier auth token: authenticates sends and verifies the carrier's signed callbacks"},
@@ -204,6 +219,21 @@ func Load() (Config, error) {
 	}
 	if c.SMSActivities, err = strconv.Atoi(get("PARLEY_SMS_ACTIVITIES")); err != nil || c.SMSActivities <= 0 {
 		return c, fmt.Errorf("PARLEY_SMS_ACTIVITIES: want a positive integer")
+	}
+	if c.SplitAbove, err = time.ParseDuration(get("PARLEY_SPLIT_ABOVE")); err != nil || c.SplitAbove < 0 {
+		return c, fmt.Errorf("PARLEY_SPLIT_ABOVE: want a duration of 0 or more")
+	}
+	if c.ChunkLength, err = time.ParseDuration(get("PARLEY_CHUNK_LENGTH")); err != nil || c.ChunkLength < 0 {
+		return c, fmt.Errorf("PARLEY_CHUNK_LENGTH: want a duration of 0 or more")
+	}
+	c.SpeechConcurrency = hostedEngineConcurrency
+	if strings.EqualFold(strings.TrimSpace(c.SpeechEngine), "pocketsphinx") {
+		c.SpeechConcurrency = runtime.NumCPU()
+	}
+	if v := os.Getenv("PARLEY_SPEECH_CONCURRENCY"); v != "" {
+		if c.SpeechConcurrency, err = strconv.Atoi(v); err != nil || c.SpeechConcurrency <= 0 {
+			return c, fmt.Errorf("PARLEY_SPEECH_CONCURRENCY: want a positive integer")
+		}
 	}
 	if c.CORSOrigins, err = ParseOrigins(get("PARLEY_CORS_ORIGINS")); err != nil {
 		return c, fmt.Errorf("PARLEY_CORS_ORIGINS: %w", err)

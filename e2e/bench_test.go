@@ -26,8 +26,11 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	enumspb "go.temporal.io/api/enums/v1"
 
+	"parley/api"
 	"parley/billing"
+	"parley/config"
 	"parley/jobdef"
 	"parley/media"
 	"parley/media/mediatest"
@@ -36,6 +39,7 @@ import (
 	"parley/storage"
 	"parley/subtitles"
 	"parley/testenv"
+	"parley/workflows"
 )
 
 // pollFast waits for a job like waitFor but with a short interval, so the
@@ -392,4 +396,124 @@ func peakRSS(b *testing.B, pid int) int64 {
 	}
 	b.Fatal("no VmHWM")
 	return 0
+}
+
+// BenchmarkSplitTranscription: a 10-minute speech file, POST to done,
+// divided by the raw engine's single-process time on the same audio in the
+// same run (target <= 0.6), first with one `parley worker` process and then
+// with a second one beside it. From the second job's history it estimates
+// the ratio on 4 and 8 cores: the job's serial part (upload, audio
+// extraction, split, merge, charge) stays as measured, and the chunks' engine
+// time, summed, is spread over that many slots but can finish no sooner
+// than the longest chunk.
+func BenchmarkSplitTranscription(b *testing.B) {
+	p := startPlatform(b, options{noWorker: true})
+	_, key := testenv.Account(b, p.db, testenv.AccountOpts{Balance: 100 * billing.MicrosPerUSD})
+	audio, _, _ := pausedSpeech(b, "ten-minutes.wav", 600)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if _, err := (&speech.Pocketsphinx{}).Transcribe(context.Background(), audio, speech.Options{Language: "en"}); err != nil {
+			b.Fatal(err)
+		}
+		raw := time.Since(start)
+		b.ReportMetric(raw.Seconds(), "engine_s")
+
+		var last chunkPhase
+		for workers := 1; workers <= 2; workers++ {
+			startWorker(b)
+			start = time.Now()
+			var created struct{ ID int64 }
+			p.upload("/transcribe", key.Secret, audio, []string{"language", "en"}).want(b, 202, "").decode(b, &created)
+			j := pollFast(b, p, jobPath("transcribe", created.ID), key.Secret, final)
+			took := time.Since(start)
+			if j.Status != "done" {
+				b.Fatalf("job %s %s", j.Status, deref(j.ErrorCode))
+			}
+			b.ReportMetric(took.Seconds(), fmt.Sprintf("job_%dw_s", workers))
+			b.ReportMetric(took.Seconds()/raw.Seconds(), fmt.Sprintf("ratio_%dw", workers))
+			last = measureChunks(b, p, created.ID)
+			last.job = took
+		}
+		for _, cores := range []int{4, 8} {
+			b.ReportMetric(last.estimate(cores).Seconds()/raw.Seconds(), fmt.Sprintf("est_ratio_%dcores", cores))
+		}
+		b.ReportMetric(float64(last.chunks), "chunks")
+	}
+}
+
+// chunkPhase is how a job's chunks ran.
+type chunkPhase struct {
+	job, phase, engine, longest time.Duration
+	chunks                      int
+}
+
+// estimate is the job's time with cores chunk slots.
+func (c chunkPhase) estimate(cores int) time.Duration {
+	return c.job - c.phase + max(c.engine/time.Duration(cores), c.longest)
+}
+
+// measureChunks reads from the job's history how long its chunk phase took
+// (first chunk scheduled to last completed) and each chunk's run time.
+func measureChunks(b *testing.B, p *platform, jobID int64) chunkPhase {
+	ctx := context.Background()
+	iter := p.temporal.GetWorkflowHistory(ctx, workflows.TranscriptionWorkflowID(jobID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	chunks := map[int64]bool{}
+	started := map[int64]time.Time{}
+	var first, lastDone time.Time
+	var c chunkPhase
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		at := ev.EventTime.AsTime()
+		switch {
+		case ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == workflows.ActTranscribeChunk:
+			chunks[ev.EventId] = true
+			if first.IsZero() {
+				first = at
+			}
+		case chunks[ev.GetActivityTaskStartedEventAttributes().GetScheduledEventId()]:
+			started[ev.EventId] = at
+		case chunks[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]:
+			run := at.Sub(started[ev.GetActivityTaskCompletedEventAttributes().StartedEventId])
+			c.engine += run
+			c.longest = max(c.longest, run)
+			c.chunks++
+			lastDone = at
+		}
+	}
+	c.phase = lastDone.Sub(first)
+	return c
+}
+
+// BenchmarkRateLimiter: what the limiter adds to a request of a
+// standard-tier key, both windows counted in Postgres (target < 1 ms). The
+// budget is raised so that every request is counted in both windows, the
+// costlier path.
+func BenchmarkRateLimiter(b *testing.B) {
+	db := testenv.DB(b)
+	_, key := testenv.Account(b, db, testenv.AccountOpts{Tier: "standard"})
+	limiter := api.RateLimiter{
+		Counters: storage.RateCounters{DB: db},
+		Tiers:    config.RateTiers{"standard": {PerMinute: 1 << 30, PerHour: 1 << 30}},
+		Now:      time.Now,
+	}
+	const requests = 2000
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		costs := make([]time.Duration, 0, requests)
+		for range requests {
+			start := time.Now()
+			if wait, err := limiter.Allow(ctx, key.APIKey); err != nil || wait > 0 {
+				b.Fatalf("refused: %v %v", wait, err)
+			}
+			costs = append(costs, time.Since(start))
+		}
+		sort.Slice(costs, func(i, j int) bool { return costs[i] < costs[j] })
+		b.ReportMetric(float64(costs[len(costs)/2].Microseconds())/1000, "p50_ms")
+		b.ReportMetric(float64(costs[len(costs)*99/100].Microseconds())/1000, "p99_ms")
+	}
 }

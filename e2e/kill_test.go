@@ -50,11 +50,12 @@ func parleyBinary(t testing.TB) string {
 	return binary.path
 }
 
-// startWorker runs `parley worker` as its own process.
-func startWorker(t *testing.T) *exec.Cmd {
+// startWorker runs `parley worker` as its own process, with env added to
+// the test's environment.
+func startWorker(t testing.TB, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(parleyBinary(t), "worker")
-	cmd.Env = append(os.Environ(), "PARLEY_LOG_LEVEL=warn")
+	cmd.Env = append(append(os.Environ(), "PARLEY_LOG_LEVEL=warn"), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -100,7 +101,7 @@ func TestWorkerKilledDuringTranscribe(t *testing.T) {
 	var created struct{ ID int64 }
 	p.upload("/transcribe", key.Secret, long, []string{"language", "en"}).want(t, 202, "").decode(t, &created)
 
-	killDuring(t, p, first, workflows.TranscriptionWorkflowID(created.ID), workflows.ActTranscribe)
+	killDuring(t, p, first, workflows.TranscriptionWorkflowID(created.ID), workflows.ActTranscribeChunk)
 	startWorker(t)
 	j := p.waitFor(jobPath("transcribe", created.ID), key.Secret, 3*time.Minute, final)
 	if j.Status != "done" {

@@ -25,6 +25,7 @@ import (
 
 	"parley/activities"
 	"parley/api"
+	"parley/chunking"
 	"parley/config"
 	"parley/i18n"
 	"parley/media"
@@ -102,9 +103,10 @@ func startPlatform(t testing.TB, o options) *platform {
 	if !o.noWorker {
 		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
 		acts := worker.Activities{
-			Jobs:      &activities.Jobs{DB: p.db, Catalog: catalog},
-			Media:     &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
-			Speech:    &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog},
+			Jobs:  &activities.Jobs{DB: p.db, Catalog: catalog},
+			Media: &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
+			Speech: &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog,
+				Split: chunking.Params{Above: p.cfg.SplitAbove.Seconds(), Length: p.cfg.ChunkLength.Seconds()}},
 			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
 		}
 		if o.sms {
@@ -115,7 +117,7 @@ func startPlatform(t testing.TB, o options) *platform {
 			acts.SMS = &activities.SMS{Store: storage.SMS{DB: p.db}, Carrier: carrier,
 				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Now: time.Now}
 		}
-		p.worker = worker.New(p.temporal, acts, worker.Limits{Jobs: p.cfg.WorkerActivities, SMS: p.cfg.SMSActivities})
+		p.worker = worker.New(p.temporal, acts, worker.Limits{Jobs: p.cfg.WorkerActivities, Speech: p.cfg.SpeechConcurrency, SMS: p.cfg.SMSActivities})
 		if err := p.worker.Start(); err != nil {
 			t.Fatal(err)
 		}

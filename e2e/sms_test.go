@@ -72,15 +72,15 @@ type smsBatch struct {
 	TotalCostUSD    float64 `json:"totalCostUsd"`
 	CompletedAt     *string `json:"completedAt"`
 	Recipients      []struct {
-		ID           int64   `json:"id"`
-		To           string  `json:"to"`
-		Body         string  `json:"body"`
-		Segments     int     `json:"segments"`
-		Encoding     string  `json:"encoding"`
-		Status       string  `json:"status"`
-		ErrorCode    *string `json:"errorCode"`
-		PriceUSD     float64 `json:"priceUsd"`
-		CostUSD      float64 `json:"costUsd"`
+		ID        int64   `json:"id"`
+		To        string  `json:"to"`
+		Body      string  `json:"body"`
+		Segments  int     `json:"segments"`
+		Encoding  string  `json:"encoding"`
+		Status    string  `json:"status"`
+		ErrorCode *string `json:"errorCode"`
+		PriceUSD  float64 `json:"priceUsd"`
+		CostUSD   float64 `json:"costUsd"`
 	} `json:"recipients"`
 }
 

@@ -159,3 +159,13 @@ func CleanedAudioKey(jobID int64) string { return fmt.Sprintf("jobs/%d/cleaned.w
 func OutputKey(jobID int64, run int) string {
 	return fmt.Sprintf("jobs/%d/output-%d.mp4", jobID, run)
 }
+
+// ChunkAudioKey and ChunkTranscriptKey hold the audio and the transcript of
+// the index-th chunk of a job's split audio: a chunk retried on another
+// worker overwrites its own objects.
+func ChunkAudioKey(jobID int64, index int) string {
+	return fmt.Sprintf("jobs/%d/chunks/%d.wav", jobID, index)
+}
+func ChunkTranscriptKey(jobID int64, index int) string {
+	return fmt.Sprintf("jobs/%d/chunks/%d.json", jobID, index)
+}

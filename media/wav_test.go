@@ -54,3 +54,44 @@ func TestWAVDurationCountsSamples(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Cuts at consecutive seconds partition the samples: every byte lands in
+// exactly one piece, in order, and each piece is a WAV file of the source's
+// format.
+func TestCutWAVPartitionsTheSamples(t *testing.T) {
+	src := wav(t, 0xFFFFFFFF, 32000*3) // 3 s, size unset as ffmpeg leaves it on a pipe
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 32000 * 3 {
+		data[len(data)-32000*3+i] = byte(i * 7)
+	}
+	if err := os.WriteFile(src, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadWAVLayout(src)
+	if err != nil || l.Seconds() != 3 || l.BlockAlign != 2 {
+		t.Fatalf("layout %+v, %v", l, err)
+	}
+	cuts := []float64{0, 0.70003, 1.5, 3}
+	var joined []byte
+	for i := range len(cuts) - 1 {
+		out := filepath.Join(t.TempDir(), "piece.wav")
+		if err := CutWAV(src, l, cuts[i], cuts[i+1], out); err != nil {
+			t.Fatal(err)
+		}
+		pl, err := ReadWAVLayout(out)
+		if err != nil || pl.Format != l.Format {
+			t.Fatalf("piece %d: %+v, %v", i, pl, err)
+		}
+		piece, _ := os.ReadFile(out)
+		joined = append(joined, piece[pl.DataOffset:]...)
+	}
+	if string(joined) != string(data[l.DataOffset:]) {
+		t.Fatalf("pieces hold %d bytes, differing from the %d of the source", len(joined), l.DataSize)
+	}
+	if err := CutWAV(src, l, 2, 1, filepath.Join(t.TempDir(), "x.wav")); err == nil {
+		t.Fatal("a cut ending before it starts was written")
+	}
+}

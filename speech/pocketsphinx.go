@@ -36,6 +36,9 @@ type Pocketsphinx struct {
 
 func (p *Pocketsphinx) Name() string { return EnginePocketsphinx }
 
+// OnlyLanguage is English: the only model Debian ships.
+func (p *Pocketsphinx) OnlyLanguage() string { return "en" }
+
 func (p *Pocketsphinx) paths() (bin, hmm, dict, lm string) {
 	bin, hmm, dict, lm = p.Binary, p.HMM, p.Dict, p.LM
 	if bin == "" {

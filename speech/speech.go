@@ -20,6 +20,12 @@ type Engine interface {
 	Health(ctx context.Context) error
 }
 
+// Monolingual is an engine that transcribes one language only, so it never
+// needs to detect one.
+type Monolingual interface {
+	OnlyLanguage() string
+}
+
 // Options tune one transcription.
 type Options struct {
 	// Language is "" or "auto" to let the engine detect the language, or an

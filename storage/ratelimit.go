@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -12,16 +13,53 @@ import (
 // API replica shares them.
 type RateCounters struct{ DB bun.IDB }
 
-// Hit adds one request to the window and returns the count including it.
-func (r RateCounters) Hit(ctx context.Context, keyID int64, window string, start time.Time) (int, error) {
-	var n int
-	err := r.DB.NewRaw(`INSERT INTO rate_counters (key_id, window_name, window_start, count) VALUES (?, ?, ?, 1)
-		ON CONFLICT (key_id, window_name, window_start) DO UPDATE SET count = rate_counters.count + 1
-		RETURNING count`, keyID, window, start.UTC()).Scan(ctx, &n)
-	if err != nil {
-		return 0, fmt.Errorf("count request: %w", err)
+// Window is one fixed window a request is counted in, and its budget.
+type Window struct {
+	Name  string
+	Start time.Time
+	Limit int
+}
+
+// Spend counts one request of a key in its windows, in order, in a single
+// statement (one round trip, whatever the number of windows): each window
+// is counted only while the ones before it stayed within their limits, so
+// a refused request does not spend the longer windows. It returns each
+// window's count including this request, or 0 for a window not reached.
+func (r RateCounters) Spend(ctx context.Context, keyID int64, windows []Window) ([]int, error) {
+	if len(windows) == 0 {
+		return nil, nil
 	}
-	return n, nil
+	var q strings.Builder
+	var args []any
+	q.WriteString("WITH ")
+	for i, w := range windows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		fmt.Fprintf(&q, `w%d AS (INSERT INTO rate_counters (key_id, window_name, window_start, count) SELECT ?::bigint, ?::text, ?::timestamptz, 1`, i)
+		args = append(args, keyID, w.Name, w.Start.UTC())
+		if i > 0 {
+			fmt.Fprintf(&q, ` FROM w%d WHERE w%d.count <= ?`, i-1, i-1)
+			args = append(args, windows[i-1].Limit)
+		}
+		q.WriteString(` ON CONFLICT (key_id, window_name, window_start) DO UPDATE SET count = rate_counters.count + 1 RETURNING count)`)
+	}
+	q.WriteString(" SELECT ")
+	for i := range windows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		fmt.Fprintf(&q, "coalesce((SELECT count FROM w%d), 0)", i)
+	}
+	counts := make([]int, len(windows))
+	dest := make([]any, len(counts))
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	if err := r.DB.NewRaw(q.String(), args...).Scan(ctx, dest...); err != nil {
+		return nil, fmt.Errorf("count request: %w", err)
+	}
+	return counts, nil
 }
 
 // Prune drops windows that started before cutoff.

@@ -27,6 +27,10 @@ type Limits struct {
 	// Jobs is for media work (ffmpeg and the engine are CPU-bound: see
 	// config.WorkerActivities for the default).
 	Jobs int
+	// Speech bounds the chunks it transcribes at once: the machine's cores
+	// for the offline engine, so the engine never oversubscribes the CPU;
+	// the per-engine setting for hosted ones.
+	Speech int
 	// SMS is for sends, which wait on the carrier.
 	SMS int
 }
@@ -34,12 +38,18 @@ type Limits struct {
 // Workers are a process's workers, one per task queue.
 type Workers []sdkworker.Worker
 
-// New returns the workers of a process: media jobs on workflows.TaskQueue
-// and, when a carrier is configured, messages on workflows.SMSTaskQueue.
+// New returns the workers of a process: media jobs on workflows.TaskQueue,
+// speech chunks on workflows.SpeechTaskQueue and, when a carrier is
+// configured, messages on workflows.SMSTaskQueue.
 func New(c client.Client, acts Activities, limits Limits) Workers {
 	jobs := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Jobs})
 	registerJobs(jobs, acts)
-	ws := Workers{jobs}
+	speech := sdkworker.New(c, workflows.SpeechTaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: limits.Speech,
+		DisableWorkflowWorker:              true,
+	})
+	speech.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
+	ws := Workers{jobs, speech}
 	if acts.SMS != nil {
 		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.SMS})
 		registerSMS(sms, acts.SMS)
@@ -59,7 +69,7 @@ func (ws Workers) Start() error {
 	return nil
 }
 
-// Stop stops every worker.
+// Stop stops every worker, waiting for running activities as the SDK does.
 func (ws Workers) Stop() {
 	for _, w := range ws {
 		w.Stop()
@@ -110,20 +120,23 @@ func Register(r Registry, acts Activities) {
 func registerJobs(r Registry, acts Activities) {
 	registerJobWorkflows(r)
 	registerActivities(r, map[string]any{
-		workflows.ActStartJob:     acts.Jobs.Start,
-		workflows.ActSetStatus:    acts.Jobs.SetStatus,
-		workflows.ActCharge:       acts.Jobs.Charge,
-		workflows.ActReprice:      acts.Jobs.Reprice,
-		workflows.ActFinish:       acts.Jobs.Finish,
-		workflows.ActNotify:       acts.Jobs.Notify,
-		workflows.ActDownload:     acts.Media.Download,
-		workflows.ActPrepareAudio: acts.Media.PrepareAudio,
-		workflows.ActCleanAudio:   acts.Media.CleanAudio,
-		workflows.ActTranscribe:   acts.Speech.Transcribe,
-		workflows.ActBuildSRT:     acts.Subtitles.BuildSRT,
-		workflows.ActBurn:         acts.Subtitles.Burn,
-		workflows.ActPublishBurn:  acts.Subtitles.Publish,
-		workflows.ActReburnFailed: acts.Subtitles.ReburnFailed,
+		workflows.ActStartJob:        acts.Jobs.Start,
+		workflows.ActSetStatus:       acts.Jobs.SetStatus,
+		workflows.ActCharge:          acts.Jobs.Charge,
+		workflows.ActReprice:         acts.Jobs.Reprice,
+		workflows.ActFinish:          acts.Jobs.Finish,
+		workflows.ActNotify:          acts.Jobs.Notify,
+		workflows.ActDownload:        acts.Media.Download,
+		workflows.ActPrepareAudio:    acts.Media.PrepareAudio,
+		workflows.ActCleanAudio:      acts.Media.CleanAudio,
+		workflows.ActTranscribe:      acts.Speech.Transcribe,
+		workflows.ActSplitAudio:      acts.Speech.SplitAudio,
+		workflows.ActTranscribeChunk: acts.Speech.TranscribeChunk,
+		workflows.ActMergeChunks:     acts.Speech.MergeChunks,
+		workflows.ActBuildSRT:        acts.Subtitles.BuildSRT,
+		workflows.ActBurn:            acts.Subtitles.Burn,
+		workflows.ActPublishBurn:     acts.Subtitles.Publish,
+		workflows.ActReburnFailed:    acts.Subtitles.ReburnFailed,
 	})
 }
 

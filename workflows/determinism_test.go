@@ -22,7 +22,7 @@ func TestWorkflowsAreDeterministic(t *testing.T) {
 	}{
 		{"transcription from URL", workflows.TranscriptionWorkflowName, workflows.TranscriptionInput{JobID: jobID, FromURL: true}, nil},
 		{"transcription failing", workflows.TranscriptionWorkflowName, workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
-			script{workflows.ActTranscribe: always(errors.New("engine down"))}},
+			script{workflows.ActTranscribeChunk: always(errors.New("engine down"))}},
 		{"subtitles with cleanup", workflows.SubtitlesWorkflowName, workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey}, nil},
 		{"subtitles charge refused", workflows.SubtitlesWorkflowName, workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey},
 			script{workflows.ActCharge: onAttempt(2, refused(problem.InsufficientBalance, "short"))}},

@@ -6,8 +6,15 @@ package workflows
 
 import "fmt"
 
-// TaskQueue is where every job workflow and activity runs.
+// TaskQueue is where every job workflow and activity runs, but for the
+// speech engine's chunks.
 const TaskQueue = "parley-jobs"
+
+// SpeechTaskQueue is where the chunks of a transcription run: every worker
+// polls it with its own bound (the machine's cores for the offline engine),
+// so a chunk goes to whichever worker has a free slot and adding a worker
+// adds throughput.
+const SpeechTaskQueue = "parley-speech"
 
 // TranscriptionWorkflowID names the workflow of transcription job id.
 func TranscriptionWorkflowID(jobID int64) string { return fmt.Sprintf("transcription-%d", jobID) }
@@ -22,18 +29,21 @@ func ReburnWorkflowID(jobID int64, run int) string {
 
 // Activity names, registered by the worker and called by the workflows.
 const (
-	ActStartJob     = "Jobs.Start"
-	ActSetStatus    = "Jobs.SetStatus"
-	ActCharge       = "Jobs.Charge"
-	ActFinish       = "Jobs.Finish"
-	ActNotify       = "Jobs.Notify"
-	ActDownload     = "Media.Download"
-	ActPrepareAudio = "Media.PrepareAudio"
-	ActCleanAudio   = "Media.CleanAudio"
-	ActTranscribe   = "Speech.Transcribe"
-	ActBuildSRT     = "Subtitles.BuildSRT"
-	ActBurn         = "Subtitles.Burn"
-	ActPublishBurn  = "Subtitles.Publish"
-	ActReburnFailed = "Subtitles.ReburnFailed"
-	ActReprice      = "Jobs.Reprice"
+	ActStartJob        = "Jobs.Start"
+	ActSetStatus       = "Jobs.SetStatus"
+	ActCharge          = "Jobs.Charge"
+	ActFinish          = "Jobs.Finish"
+	ActNotify          = "Jobs.Notify"
+	ActDownload        = "Media.Download"
+	ActPrepareAudio    = "Media.PrepareAudio"
+	ActCleanAudio      = "Media.CleanAudio"
+	ActTranscribe      = "Speech.Transcribe"
+	ActSplitAudio      = "Speech.SplitAudio"
+	ActTranscribeChunk = "Speech.TranscribeChunk"
+	ActMergeChunks     = "Speech.MergeChunks"
+	ActBuildSRT        = "Subtitles.BuildSRT"
+	ActBurn            = "Subtitles.Burn"
+	ActPublishBurn     = "Subtitles.Publish"
+	ActReburnFailed    = "Subtitles.ReburnFailed"
+	ActReprice         = "Jobs.Reprice"
 )

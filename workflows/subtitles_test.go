@@ -94,8 +94,8 @@ func TestSubtitlesWorkflow(t *testing.T) {
 		{
 			name: "an unsupported language stops before the SRT",
 			in:   workflows.SubtitlesInput{JobID: jobID, MediaKey: uploadKey},
-			fail: script{workflows.ActTranscribe: always(refused(problem.UnsupportedLanguage, "xx"))},
-			wantCalls: seq(start(), prepare(uploadKey), reprice(), setStatus("processing", "transcribing"), transcribe(),
+			fail: script{workflows.ActTranscribeChunk: always(refused(problem.UnsupportedLanguage, "xx"))},
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), setStatus("processing", "transcribing"), split(), chunk(wholeChunk(), "en"),
 				finish(problem.UnsupportedLanguage, "xx"), notifyCall()),
 			wantCode: problem.UnsupportedLanguage,
 		},

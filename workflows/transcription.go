@@ -71,8 +71,87 @@ func prepareAudio(ctx workflow.Context, jobID int64, source string) (AudioResult
 	return audio, nil
 }
 
-// transcribe runs the speech engine over the prepared audio.
+// transcribe runs the speech engine over the prepared audio. From version 1
+// of "split-transcription" on, long audio is cut at its pauses and the
+// chunks are transcribed at once on the speech queue, on every worker that
+// polls it, then merged into the job's transcript.
 func transcribe(ctx workflow.Context, jobID int64, audio AudioResult) error {
+	if workflow.GetVersion(ctx, "split-transcription", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return transcribeWhole(ctx, jobID, audio)
+	}
+	var plan SplitResult
+	split := SplitAudioInput{JobID: jobID, AudioKey: audio.AudioKey, DurationSec: audio.DurationSec}
+	if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActSplitAudio, split).Get(ctx, &plan); err != nil {
+		return withFallback(err, problem.EngineFailed)
+	}
+	results, language, err := transcribeChunks(ctx, jobID, plan)
+	if err != nil {
+		return withFallback(err, problem.EngineFailed)
+	}
+	merge := MergeChunksInput{JobID: jobID, Language: language, DurationSec: audio.DurationSec}
+	for i, c := range plan.Chunks {
+		merge.Chunks = append(merge.Chunks, MergedChunk{TranscriptKey: results[i].TranscriptKey, StartSec: c.StartSec, EndSec: c.EndSec})
+	}
+	if err := workflow.ExecuteActivity(mediaWork(ctx, 10*time.Minute), ActMergeChunks, merge).Get(ctx, nil); err != nil {
+		return withFallback(err, problem.EngineFailed)
+	}
+	return nil
+}
+
+// transcribeChunks runs every chunk at once and returns their results in
+// chunk order and the job's language. The language is decided once: when
+// the engine must detect it and there are several chunks, the first chunk
+// runs alone and its language is pinned for the others. The first chunk
+// that fails stops the others.
+func transcribeChunks(ctx workflow.Context, jobID int64, plan SplitResult) ([]ChunkResult, string, error) {
+	results := make([]ChunkResult, len(plan.Chunks))
+	language, first := plan.Language, 0
+	if language == "" && len(plan.Chunks) > 1 {
+		in := TranscribeChunkInput{JobID: jobID, Chunk: plan.Chunks[0]}
+		if err := workflow.ExecuteActivity(speechWork(ctx, plan, 0), ActTranscribeChunk, in).Get(ctx, &results[0]); err != nil {
+			return nil, "", err
+		}
+		language, first = results[0].Language, 1
+	}
+	cctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	sel := workflow.NewSelector(ctx)
+	var failed error
+	for i := first; i < len(plan.Chunks); i++ {
+		in := TranscribeChunkInput{JobID: jobID, Chunk: plan.Chunks[i], Language: language}
+		sel.AddFuture(workflow.ExecuteActivity(speechWork(cctx, plan, i), ActTranscribeChunk, in), func(f workflow.Future) {
+			if err := f.Get(ctx, &results[i]); err != nil && failed == nil {
+				failed = err
+				cancel()
+			}
+		})
+	}
+	for range len(plan.Chunks) - first {
+		sel.Select(ctx)
+		if failed != nil {
+			return nil, "", failed
+		}
+	}
+	if language == "" && len(results) > 0 {
+		language = results[0].Language
+	}
+	return results, language, nil
+}
+
+// speechWork is for the i-th chunk of plan on the speech queue. A chunk is
+// at most the whole audio (when it is not split), so it gets the time the
+// whole audio had.
+func speechWork(ctx workflow.Context, plan SplitResult, i int) workflow.Context {
+	o := workflow.GetActivityOptions(mediaWork(ctx, 3*time.Hour))
+	o.TaskQueue = SpeechTaskQueue
+	c := plan.Chunks[i]
+	o.Summary = fmt.Sprintf("Transcribe chunk %d of %d (%.0f-%.0f s)", i+1, len(plan.Chunks), c.StartSec, c.EndSec)
+	return workflow.WithActivityOptions(ctx, o)
+}
+
+// transcribeWhole is the transcribe step before "split-transcription": the
+// whole audio in one activity.
+func transcribeWhole(ctx workflow.Context, jobID int64, audio AudioResult) error {
 	actx := mediaWork(ctx, 3*time.Hour)
 	if audio.DurationSec > 0 {
 		actx = summarized(actx, fmt.Sprintf("Transcribe %.0f s of audio", audio.DurationSec))

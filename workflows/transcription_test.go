@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -41,13 +43,19 @@ type harness struct {
 	mu    sync.Mutex
 	calls []call
 	count map[string]int
+	// plan is what splitting the audio gives: the whole audio as one
+	// chunk in English unless a test sets another.
+	plan workflows.SplitResult
+	// detected is the language the engine finds when none is pinned.
+	detected string
 }
 
 func newHarness(t *testing.T, fail script) *harness {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	h := &harness{env: env, fail: fail, count: map[string]int{}}
+	h := &harness{env: env, fail: fail, count: map[string]int{}, detected: "en",
+		plan: workflows.SplitResult{Chunks: []workflows.Chunk{wholeChunk()}, Language: "en"}}
 
 	// The real registrations: a mock whose signature differs from the
 	// activity the worker runs fails the test.
@@ -75,8 +83,19 @@ func newHarness(t *testing.T, fail script) *harness {
 		workflows.ActCleanAudio: func(_ context.Context, in workflows.CleanAudioInput) (workflows.AudioResult, error) {
 			return workflows.AudioResult{AudioKey: jobdef.CleanedAudioKey(in.JobID)}, h.record(workflows.ActCleanAudio, in)
 		},
-		workflows.ActTranscribe: func(_ context.Context, in workflows.TranscribeInput) (workflows.TranscribeResult, error) {
-			return workflows.TranscribeResult{Words: 120, Language: "en"}, h.record(workflows.ActTranscribe, in)
+		workflows.ActSplitAudio: func(_ context.Context, in workflows.SplitAudioInput) (workflows.SplitResult, error) {
+			return h.plan, h.record(workflows.ActSplitAudio, in)
+		},
+		workflows.ActTranscribeChunk: func(_ context.Context, in workflows.TranscribeChunkInput) (workflows.ChunkResult, error) {
+			lang := in.Language
+			if lang == "" {
+				lang = h.detected
+			}
+			key := jobdef.ChunkTranscriptKey(in.JobID, in.Chunk.Index)
+			return workflows.ChunkResult{TranscriptKey: key, Language: lang, Words: 10}, h.record(workflows.ActTranscribeChunk, in)
+		},
+		workflows.ActMergeChunks: func(_ context.Context, in workflows.MergeChunksInput) (workflows.TranscribeResult, error) {
+			return workflows.TranscribeResult{Words: 10 * len(in.Chunks), Language: in.Language}, h.record(workflows.ActMergeChunks, in)
 		},
 		workflows.ActBurn: func(_ context.Context, in workflows.BurnInput) (workflows.BurnResult, error) {
 			return workflows.BurnResult{OutputKey: jobdef.OutputKey(in.JobID, in.Run)}, h.record(workflows.ActBurn, in)
@@ -171,8 +190,31 @@ func reprice() call {
 	return call{workflows.ActReprice, workflows.RepriceInput{JobID: jobID, DurationSec: decodedSec}}
 }
 
-func transcribe() call {
-	return call{workflows.ActTranscribe, workflows.TranscribeInput{JobID: jobID, AudioKey: jobdef.AudioKey(jobID)}}
+// transcribe is the transcribe step of audio that is not split.
+func transcribe() []call {
+	return seq(split(), chunk(wholeChunk(), "en"), merge("en", wholeChunk()))
+}
+
+func split() call {
+	return call{workflows.ActSplitAudio, workflows.SplitAudioInput{JobID: jobID, AudioKey: jobdef.AudioKey(jobID), DurationSec: decodedSec}}
+}
+
+// wholeChunk is the audio as one chunk.
+func wholeChunk() workflows.Chunk {
+	return workflows.Chunk{AudioKey: jobdef.AudioKey(jobID), EndSec: decodedSec}
+}
+
+func chunk(c workflows.Chunk, language string) call {
+	return call{workflows.ActTranscribeChunk, workflows.TranscribeChunkInput{JobID: jobID, Chunk: c, Language: language}}
+}
+
+func merge(language string, chunks ...workflows.Chunk) call {
+	in := workflows.MergeChunksInput{JobID: jobID, Language: language, DurationSec: decodedSec}
+	for _, c := range chunks {
+		in.Chunks = append(in.Chunks, workflows.MergedChunk{
+			TranscriptKey: jobdef.ChunkTranscriptKey(jobID, c.Index), StartSec: c.StartSec, EndSec: c.EndSec})
+	}
+	return call{workflows.ActMergeChunks, in}
 }
 
 // uploadKey is where the tests' uploaded media is.
@@ -244,16 +286,16 @@ func TestTranscriptionWorkflow(t *testing.T) {
 		{
 			name: "engine error exhausts retries and fails with the stage's code",
 			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
-			fail: script{workflows.ActTranscribe: always(errors.New("engine: connection reset"))},
-			wantCalls: seq(start(), prepare(uploadKey), reprice(), repeat(transcribe(), mediaAttempts),
+			fail: script{workflows.ActTranscribeChunk: always(errors.New("engine: connection reset"))},
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(), repeat(chunk(wholeChunk(), "en"), mediaAttempts),
 				finish(problem.EngineFailed, ""), notifyCall()),
 			wantCode: problem.EngineFailed,
 		},
 		{
 			name:      "a non-retryable error of no known code falls back to the stage's code",
 			in:        workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
-			fail:      script{workflows.ActTranscribe: always(refused("SomethingElse", "boom"))},
-			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(), finish(problem.EngineFailed, ""), notifyCall()),
+			fail:      script{workflows.ActTranscribeChunk: always(refused("SomethingElse", "boom"))},
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(), chunk(wholeChunk(), "en"), finish(problem.EngineFailed, ""), notifyCall()),
 			wantCode:  problem.EngineFailed,
 		},
 		{
@@ -290,8 +332,9 @@ func TestTranscriptionWorkflow(t *testing.T) {
 		{
 			name: "a worker lost mid-transcription is retried and the job charged once",
 			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
-			fail: script{workflows.ActTranscribe: onAttempt(1, temporal.NewHeartbeatTimeoutError())},
-			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(), transcribe(),
+			fail: script{workflows.ActTranscribeChunk: onAttempt(1, temporal.NewHeartbeatTimeoutError())},
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(), chunk(wholeChunk(), "en"), chunk(wholeChunk(), "en"),
+				merge("en", wholeChunk()),
 				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
@@ -315,6 +358,92 @@ func TestTranscriptionWorkflow(t *testing.T) {
 			err := h.run(t, workflows.TranscriptionWorkflowName, tt.in)
 			requireFailedWith(t, err, tt.wantCode)
 			require.Equal(t, tt.wantCalls, h.calls)
+		})
+	}
+}
+
+// chunks are three parts of a job's audio, as splitting stores them.
+func chunks() []workflows.Chunk {
+	cuts := []float64{0, 20.5, 41.25, decodedSec}
+	out := make([]workflows.Chunk, 3)
+	for i := range out {
+		out[i] = workflows.Chunk{Index: i, AudioKey: jobdef.ChunkAudioKey(jobID, i), StartSec: cuts[i], EndSec: cuts[i+1]}
+	}
+	return out
+}
+
+// inChunkOrder sorts each run of chunk calls by chunk index: chunks run at
+// once, so they may start in any order.
+func inChunkOrder(calls []call) []call {
+	out := slices.Clone(calls)
+	index := func(c call) int { return c.In.(workflows.TranscribeChunkInput).Chunk.Index }
+	for i := 0; i < len(out); {
+		j := i
+		for j < len(out) && out[j].Name == workflows.ActTranscribeChunk {
+			j++
+		}
+		slices.SortStableFunc(out[i:j], func(a, b call) int { return index(a) - index(b) })
+		i = max(j, i+1)
+	}
+	return out
+}
+
+func TestTranscriptionWorkflowSplit(t *testing.T) {
+	c := chunks()
+	tests := []struct {
+		name      string
+		plan      workflows.SplitResult
+		fail      script
+		wantCalls []call
+		wantCode  string
+	}{
+		{
+			name: "a pinned language: every chunk at once, then one merge in order",
+			plan: workflows.SplitResult{Chunks: c, Language: "en"},
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(),
+				chunk(c[0], "en"), chunk(c[1], "en"), chunk(c[2], "en"), merge("en", c...),
+				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+		},
+		{
+			name: "a language to detect is decided once, on the first chunk, and pinned for the others",
+			plan: workflows.SplitResult{Chunks: c},
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(),
+				chunk(c[0], ""), chunk(c[1], "he"), chunk(c[2], "he"), merge("he", c...),
+				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+		},
+		{
+			name: "one chunk retried after its worker died: charged once",
+			plan: workflows.SplitResult{Chunks: c, Language: "en"},
+			fail: script{workflows.ActTranscribeChunk: onAttempt(2, temporal.NewHeartbeatTimeoutError())},
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(),
+				chunk(c[0], "en"), chunk(c[1], "en"), chunk(c[2], "en"), merge("en", c...),
+				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+		},
+		{
+			name:     "a chunk refused fails the job with its code: no merge, no charge",
+			plan:     workflows.SplitResult{Chunks: c, Language: "xx"},
+			fail:     script{workflows.ActTranscribeChunk: always(refused(problem.UnsupportedLanguage, "xx"))},
+			wantCode: problem.UnsupportedLanguage,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.fail)
+			h.plan, h.detected = tt.plan, "he"
+			err := h.run(t, workflows.TranscriptionWorkflowName, workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey})
+			requireFailedWith(t, err, tt.wantCode)
+			if tt.wantCode != "" {
+				require.Empty(t, h.named(workflows.ActMergeChunks))
+				require.Empty(t, h.named(workflows.ActCharge))
+				require.Equal(t, finish(tt.wantCode, "xx"), h.calls[len(h.calls)-2])
+				return
+			}
+			got := inChunkOrder(h.calls)
+			if tt.fail != nil { // the retried attempt is one more call of the same chunk
+				require.Len(t, h.named(workflows.ActTranscribeChunk), len(c)+1)
+				got = slices.CompactFunc(got, func(a, b call) bool { return a.Name == workflows.ActTranscribeChunk && reflect.DeepEqual(a, b) })
+			}
+			require.Equal(t, tt.wantCalls, got)
 		})
 	}
 }

@@ -72,6 +72,59 @@ type TranscribeResult struct {
 	Language string
 }
 
+// SplitAudioInput asks for a job's audio cut into chunks at its pauses.
+type SplitAudioInput struct {
+	JobID       int64
+	AudioKey    string
+	DurationSec float64
+}
+
+// Chunk is one part of a job's audio: its own object (or the whole audio's
+// when it was not split) and where it lies in the whole.
+type Chunk struct {
+	Index    int
+	AudioKey string
+	StartSec float64
+	EndSec   float64
+}
+
+// SplitResult is how a job's audio is transcribed: its chunks, and the
+// language to transcribe them in ("" when the engine must detect it).
+type SplitResult struct {
+	Chunks   []Chunk
+	Language string
+}
+
+// TranscribeChunkInput asks the engine for the transcript of one chunk.
+type TranscribeChunkInput struct {
+	JobID    int64
+	Chunk    Chunk
+	Language string
+}
+
+// ChunkResult is the stored transcript of one chunk.
+type ChunkResult struct {
+	TranscriptKey string
+	Language      string
+	Words         int
+}
+
+// MergeChunksInput asks for the chunks' transcripts to be joined into the
+// job's transcript.
+type MergeChunksInput struct {
+	JobID       int64
+	Chunks      []MergedChunk
+	Language    string
+	DurationSec float64
+}
+
+// MergedChunk is a stored chunk transcript and where its chunk lies.
+type MergedChunk struct {
+	TranscriptKey string
+	StartSec      float64
+	EndSec        float64
+}
+
 // BurnInput asks for one burn run of a subtitle job.
 type BurnInput struct {
 	JobID int64

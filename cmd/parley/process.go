@@ -16,6 +16,7 @@ import (
 
 	"parley/activities"
 	"parley/api"
+	"parley/chunking"
 	"parley/config"
 	"parley/i18n"
 	"parley/media"
@@ -117,9 +118,10 @@ func (s *services) activities() (worker.Activities, error) {
 	tool := media.NewTool()
 	guard := netguard.Guard{AllowPrefixes: s.cfg.URLAllowPrefixes, MaxBytes: s.cfg.MaxUploadSize}
 	acts := worker.Activities{
-		Jobs:   &activities.Jobs{DB: s.db, Catalog: s.catalog},
-		Media:  &activities.Media{DB: s.db, Objects: s.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
-		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog},
+		Jobs:  &activities.Jobs{DB: s.db, Catalog: s.catalog},
+		Media: &activities.Media{DB: s.db, Objects: s.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
+		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog,
+			Split: chunking.Params{Above: s.cfg.SplitAbove.Seconds(), Length: s.cfg.ChunkLength.Seconds()}},
 		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
 			FontAvailable: media.FontAvailable},
 	}
@@ -168,12 +170,12 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 		if err != nil {
 			return err
 		}
-		w := worker.New(s.temporal, acts, worker.Limits{Jobs: s.cfg.WorkerActivities, SMS: s.cfg.SMSActivities})
+		w := worker.New(s.temporal, acts, worker.Limits{Jobs: s.cfg.WorkerActivities, Speech: s.cfg.SpeechConcurrency, SMS: s.cfg.SMSActivities})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
 		defer w.Stop()
-		s.log.WithField("workers", len(w)).Info("worker started")
+		s.log.WithFields(logrus.Fields{"workers": len(w), "speech_concurrency": s.cfg.SpeechConcurrency}).Info("worker started")
 	}
 	if withAPI {
 		if err := s.cfg.CheckSigningSecrets(); err != nil {
