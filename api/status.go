@@ -38,6 +38,7 @@ var httpStatus = map[string]int{
 	problem.BurnFailed:            http.StatusInternalServerError,
 	problem.JobCanceled:           http.StatusConflict,
 	problem.VoiceAPINotConfigured: http.StatusServiceUnavailable,
+	problem.ConversationNotFound:  http.StatusNotFound,
 	problem.ServiceUnavailable:    http.StatusServiceUnavailable,
 	problem.Internal:              http.StatusInternalServerError,
 }

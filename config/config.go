@@ -41,6 +41,14 @@ type Config struct {
 	ElevenLabsAPIKey  string
 	ElevenLabsModel   string
 
+	// ElevenLabsWebhookSecret verifies the voice provider's post-call
+	// webhooks; required when voice is configured (an API key is set).
+	ElevenLabsWebhookSecret string
+	// VoiceSyncInterval is how often the voice-sync schedule runs.
+	VoiceSyncInterval time.Duration
+	// VoiceBackfill is how far back a newly mapped agent's first sync reads.
+	VoiceBackfill time.Duration
+
 	// URLAllowPrefixes widens the SSRF guard for development and tests only.
 	URLAllowPrefixes []netip.Prefix
 
@@ -69,8 +77,17 @@ func (c Config) CheckSigningSecrets() error {
 	if len(c.MediaSecret) < minSecretLen {
 		return fmt.Errorf("PARLEY_MEDIA_SECRET must be set to at least %d random characters (make dev generates one)", minSecretLen)
 	}
+	// Without its secret every post-call webhook would be refused, or,
+	// with a guessable one, anyone could make us fetch and bill calls.
+	if c.VoiceConfigured() && len(c.ElevenLabsWebhookSecret) < minSecretLen {
+		return fmt.Errorf("PARLEY_ELEVENLABS_WEBHOOK_SECRET must be set to the post-call webhook's secret (at least %d characters) when PARLEY_ELEVENLABS_API_KEY is set", minSecretLen)
+	}
 	return nil
 }
+
+// VoiceConfigured reports whether the voice provider is connected: the
+// ElevenLabs API key is set.
+func (c Config) VoiceConfigured() bool { return c.ElevenLabsAPIKey != "" }
 
 // Var documents one environment variable.
 type Var struct {
@@ -100,6 +117,9 @@ var Vars = []Var{
 	{"PARLEY_ELEVENLABS_BASE_URL", "https://api.elevenlabs.io", "ElevenLabs API origin"},
 	{"PARLEY_ELEVENLABS_API_KEY", "", "ElevenLabs API key"},
 	{"PARLEY_ELEVENLABS_MODEL", "scribe_v1", "ElevenLabs speech-to-text model"},
+	{"PARLEY_ELEVENLABS_WEBHOOK_SECRET", "", "secret of the ElevenLabs post-call webhook (POST /hooks/elevenlabs/post-call); required, at least 32 characters, when PARLEY_ELEVENLABS_API_KEY is set"},
+	{"PARLEY_VOICE_SYNC_INTERVAL", "5m", "how often the voice-sync schedule lists new conversations of every mapped agent"},
+	{"PARLEY_VOICE_BACKFILL", "720h", "how far back a newly mapped agent's first voice sync reads"},
 	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
 	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once; empty means twice the machine's cores (ffmpeg and the engine are CPU-bound)"},
 	{"PARLEY_RATE_TIERS", "standard=60/1000,pro=600/10000,unlimited=0/0", "per-key requests per minute/hour for each tier; 0 means no limit"},
@@ -140,6 +160,8 @@ func Load() (Config, error) {
 		ElevenLabsBaseURL: get("PARLEY_ELEVENLABS_BASE_URL"),
 		ElevenLabsAPIKey:  get("PARLEY_ELEVENLABS_API_KEY"),
 		ElevenLabsModel:   get("PARLEY_ELEVENLABS_MODEL"),
+
+		ElevenLabsWebhookSecret: get("PARLEY_ELEVENLABS_WEBHOOK_SECRET"),
 	}
 	var err error
 	if c.MinioUseSSL, err = strconv.ParseBool(get("MINIO_USE_SSL")); err != nil {
@@ -171,6 +193,13 @@ func Load() (Config, error) {
 	}
 	if c.MinTransferWindow, err = time.ParseDuration(get("PARLEY_MIN_TRANSFER_WINDOW")); err != nil || c.MinTransferWindow <= 0 {
 		return c, fmt.Errorf("PARLEY_MIN_TRANSFER_WINDOW: want a positive duration")
+	}
+	// Temporal schedules run at most once a second.
+	if c.VoiceSyncInterval, err = time.ParseDuration(get("PARLEY_VOICE_SYNC_INTERVAL")); err != nil || c.VoiceSyncInterval < time.Second {
+		return c, fmt.Errorf("PARLEY_VOICE_SYNC_INTERVAL: want a duration of at least 1s")
+	}
+	if c.VoiceBackfill, err = time.ParseDuration(get("PARLEY_VOICE_BACKFILL")); err != nil || c.VoiceBackfill <= 0 {
+		return c, fmt.Errorf("PARLEY_VOICE_BACKFILL: want a positive duration")
 	}
 	return c, nil
 }

@@ -41,6 +41,7 @@ const (
 	BurnFailed            = "BURN_FAILED"
 	JobCanceled           = "JOB_CANCELED"
 	VoiceAPINotConfigured = "VOICE_API_NOT_CONFIGURED"
+	ConversationNotFound  = "CONVERSATION_NOT_FOUND"
 	ServiceUnavailable    = "SERVICE_UNAVAILABLE"
 	Internal              = "INTERNAL_ERROR"
 )
@@ -77,6 +78,7 @@ var codes = []string{
 	BurnFailed,
 	JobCanceled,
 	VoiceAPINotConfigured,
+	ConversationNotFound,
 	ServiceUnavailable,
 	Internal,
 }

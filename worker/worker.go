@@ -18,6 +18,7 @@ type Activities struct {
 	Media     *activities.Media
 	Speech    *activities.Speech
 	Subtitles *activities.Subtitles
+	Voice     *activities.Voice
 }
 
 // New returns a worker on the job task queue with everything registered,
@@ -26,6 +27,20 @@ type Activities struct {
 func New(c client.Client, acts Activities, maxActivities int) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: maxActivities,
+	})
+	Register(w, acts)
+	return w
+}
+
+// voiceActivities bounds the voice queue's activities: network-bound
+// (provider calls, database upserts, workflow starts), so many at once.
+const voiceActivities = 32
+
+// NewVoice returns a worker on the voice task queue: the voice sync and
+// conversation ingests, apart from the media jobs' CPU-bound queue.
+func NewVoice(c client.Client, acts Activities) sdkworker.Worker {
+	w := sdkworker.New(c, workflows.VoiceTaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: voiceActivities,
 	})
 	Register(w, acts)
 	return w
@@ -49,6 +64,8 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: workflows.TranscriptionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: workflows.SubtitlesWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: workflows.ReburnWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.VoiceSyncWorkflow, workflow.RegisterOptions{Name: workflows.VoiceSyncWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.ConversationWorkflow, workflow.RegisterOptions{Name: workflows.ConversationWorkflowName})
 }
 
 // Register adds every workflow and activity to r.
@@ -70,6 +87,13 @@ func Register(r Registry, acts Activities) {
 		workflows.ActBurn:         acts.Subtitles.Burn,
 		workflows.ActPublishBurn:  acts.Subtitles.Publish,
 		workflows.ActReburnFailed: acts.Subtitles.ReburnFailed,
+
+		workflows.ActVoiceAgents:      acts.Voice.Agents,
+		workflows.ActVoiceSyncPage:    acts.Voice.SyncPage,
+		workflows.ActVoiceFinishAgent: acts.Voice.FinishAgent,
+		workflows.ActVoiceIngest:      acts.Voice.Ingest,
+		workflows.ActVoiceReady:       acts.Voice.Ready,
+		workflows.ActVoiceCharge:      acts.Voice.Charge,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
