@@ -18,6 +18,7 @@ import (
 	"parley/medialink"
 	"parley/netguard"
 	"parley/storage"
+	"parley/voice"
 )
 
 // HealthChecker is anything GET /health?deep=true can probe.
@@ -33,9 +34,11 @@ type Deps struct {
 	Temporal client.Client
 	Speech   HealthChecker
 	Media    admit.Prober
-	Catalog  *i18n.Catalog
-	Log      *logrus.Logger
-	Version  string
+	// VoiceProvider is nil when no voice provider is configured.
+	VoiceProvider voice.Pinger
+	Catalog       *i18n.Catalog
+	Log           *logrus.Logger
+	Version       string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -48,6 +51,7 @@ type Server struct {
 	temporal client.Client
 	speech   HealthChecker
 	jobs     *admit.Service
+	voice    *voice.Service
 	links    medialink.Signer
 	catalog  *i18n.Catalog
 	log      *logrus.Logger
@@ -72,6 +76,10 @@ func NewServer(d Deps) *Server {
 			Jobs: d.Store.Jobs, Admissions: d.Store.Admissions, Prices: d.Store.Prices,
 			Objects: d.Objects, Media: d.Media, Temporal: d.Temporal, Catalog: d.Catalog, Log: d.Log,
 			Guard: netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
+		}),
+		voice: voice.New(voice.Deps{
+			Conversations: d.Store.Conversations, Agents: d.Store.VoiceAgents, Provider: d.VoiceProvider,
+			WebhookSecret: d.Config.ElevenLabsWebhookSecret, Temporal: d.Temporal, Now: now,
 		}),
 		links:   medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
 		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
@@ -112,6 +120,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/subtitles/:id/srt", scope: apikey.SubtitlesRead, handler: s.getSRT},
 		{method: http.MethodPut, path: "/subtitles/:id/srt", scope: apikey.SubtitlesWrite, handler: s.putSRT},
 		{method: http.MethodPost, path: "/subtitles/:id/reburn", scope: apikey.SubtitlesWrite, handler: s.reburn},
+		{method: http.MethodGet, path: "/conversations", scope: apikey.ConversationsRead, handler: s.listConversations},
+		{method: http.MethodGet, path: "/conversations/:id", scope: apikey.ConversationsRead, handler: s.getConversation},
 		{method: http.MethodGet, path: "/media/:token", public: true, handler: s.getMedia},
 		{method: http.MethodHead, path: "/media/:token", public: true, handler: s.getMedia},
 	}
@@ -132,6 +142,9 @@ func (s *Server) Handler() http.Handler {
 		}
 		v1.Handle(rt.method, rt.path, append(chain, rt.handler)...)
 	}
+	// Provider callbacks are not client API: outside /api/v1, verified by
+	// their signature, answered without the envelope.
+	r.POST("/hooks/elevenlabs/post-call", s.postCall)
 	r.NoRoute(func(c *gin.Context) { s.fail(c, problemNotFound()) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, problemMethod()) })
 	return r

@@ -17,13 +17,16 @@ import (
 	"parley/activities"
 	"parley/api"
 	"parley/config"
+	"parley/elevenlabs"
 	"parley/i18n"
 	"parley/media"
 	"parley/netguard"
 	"parley/speech"
 	"parley/storage"
 	"parley/temporalclient"
+	"parley/voice"
 	"parley/worker"
+	"parley/workflows"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -64,6 +67,8 @@ type services struct {
 	temporal client.Client
 	engine   speech.Engine
 	catalog  *i18n.Catalog
+	// voice is the voice provider's client, nil when none is configured.
+	voice *elevenlabs.Client
 }
 
 func openServices(ctx context.Context) (*services, error) {
@@ -84,6 +89,9 @@ func openServices(ctx context.Context) (*services, error) {
 		ElevenLabsBaseURL: cfg.ElevenLabsBaseURL, ElevenLabsAPIKey: cfg.ElevenLabsAPIKey, ElevenLabsModel: cfg.ElevenLabsModel,
 	}); err != nil {
 		return nil, err
+	}
+	if cfg.VoiceConfigured() {
+		s.voice = elevenlabs.NewClient(elevenlabs.Config{BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey})
 	}
 	if s.db, err = storage.OpenDB(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
@@ -121,7 +129,53 @@ func (s *services) activities() worker.Activities {
 		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog},
 		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
 			FontAvailable: media.FontAvailable},
+		Voice: &activities.Voice{DB: s.db, Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog},
 	}
+}
+
+// voiceProvider is the provider client as an interface value that is nil
+// when voice is not configured (a nil *Client in an interface is not).
+func (s *services) voiceProvider() activities.VoiceProvider {
+	if s.voice == nil {
+		return nil
+	}
+	return s.voice
+}
+
+// voicePinger is the same client for the API's health check.
+func (s *services) voicePinger() voice.Pinger {
+	if s.voice == nil {
+		return nil
+	}
+	return s.voice
+}
+
+// startWorkers starts the job worker and the voice worker and keeps the
+// voice-sync schedule in step with the configuration: created or updated
+// when voice is configured, paused when it is not (its runs could only
+// fail). It returns a function that stops both workers.
+func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
+	acts := s.activities()
+	jobs := worker.New(s.temporal, acts, s.cfg.WorkerActivities)
+	if err := jobs.Start(); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	voiceWorker := worker.NewVoice(s.temporal, acts)
+	if err := voiceWorker.Start(); err != nil {
+		jobs.Stop()
+		return nil, fmt.Errorf("start voice worker: %w", err)
+	}
+	stop = func() { voiceWorker.Stop(); jobs.Stop() }
+	if s.cfg.VoiceConfigured() {
+		err = workflows.EnsureVoiceSchedule(ctx, s.temporal.ScheduleClient(), s.cfg.VoiceSyncInterval)
+	} else {
+		err = workflows.PauseVoiceSchedule(ctx, s.temporal.ScheduleClient(), "voice provider not configured (PARLEY_ELEVENLABS_API_KEY is empty)")
+	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
 
 // maxHeaderBytes bounds a request's header block. Our clients send a bearer
@@ -154,12 +208,13 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	defer s.close()
 	g, ctx := errgroup.WithContext(ctx)
 	if withWorker {
-		w := worker.New(s.temporal, s.activities(), s.cfg.WorkerActivities)
-		if err := w.Start(); err != nil {
-			return fmt.Errorf("start worker: %w", err)
+		stop, err := startWorkers(ctx, s)
+		if err != nil {
+			return err
 		}
-		defer w.Stop()
-		s.log.WithField("task_queue", "parley-jobs").Info("worker started")
+		defer stop()
+		s.log.WithField("task_queues", []string{workflows.TaskQueue, workflows.VoiceTaskQueue}).
+			WithField("voice", s.cfg.VoiceConfigured()).Info("workers started")
 	}
 	if withAPI {
 		if err := s.cfg.CheckSigningSecrets(); err != nil {
@@ -167,7 +222,7 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 		}
 		srv := api.NewServer(api.Deps{
 			Config: s.cfg, Store: storage.NewStore(s.db), Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
-			Catalog: s.catalog, Log: s.log, Version: buildVersion(),
+			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log, Version: buildVersion(),
 		})
 		httpServer := newHTTPServer(s.cfg, srv.Handler())
 		g.Go(func() error { srv.Run(ctx); return nil })
