@@ -43,10 +43,13 @@ const (
 // sync and the post-call webhook both start it under this ID.
 func ConversationWorkflowID(providerID string) string { return "conversation-" + providerID }
 
-// defaultMaxSyncHistory is how many events a sync run may record before it
-// continues as new: far below Temporal's limits (50k events), and reached
-// only by a listing of tens of thousands of conversations.
-const defaultMaxSyncHistory = 2000
+// defaultMaxSyncActivities is how many activities a sync run schedules
+// before it continues as new. Each costs about six history events, so a
+// run stays near 2,000 events, far below Temporal's limits (50k), and only
+// a listing of over 25,000 conversations needs a second run. Counting
+// activities rather than reading the history length keeps the decision
+// deterministic and the same in tests.
+const defaultMaxSyncActivities = 300
 
 // AgentWindow is one mapped agent and where its listing starts.
 type AgentWindow struct {
@@ -68,8 +71,8 @@ type VoiceSyncInput struct {
 	Cursor string
 	// Newest is the start of the newest call Agents[0]'s walk has seen.
 	Newest time.Time
-	// MaxHistory overrides defaultMaxSyncHistory (tests).
-	MaxHistory int
+	// MaxActivities overrides defaultMaxSyncActivities (tests).
+	MaxActivities int
 }
 
 // VoiceSyncResult counts what one sync run did.
@@ -153,16 +156,17 @@ func providerWork(ctx workflow.Context) workflow.Context {
 // VoiceSyncWorkflow walks every mapped agent's new conversations page by
 // page and starts an ingest for each one not yet settled. Each page is one
 // activity, so the UI shows the walk's progress; the run continues as new
-// when its history grows past MaxHistory, so no listing, however long,
-// makes it unbounded. An agent whose walk fails is skipped until the next
+// after MaxActivities activities (or when the server suggests it), so no
+// listing, however long, makes its history unbounded. An agent whose walk fails is skipped until the next
 // run (its mark is not moved), so one broken agent never stops the others.
 func VoiceSyncWorkflow(ctx workflow.Context, in VoiceSyncInput) (VoiceSyncResult, error) {
 	var res VoiceSyncResult
-	maxHistory := in.MaxHistory
-	if maxHistory <= 0 {
-		maxHistory = defaultMaxSyncHistory
+	b := &budget{left: in.MaxActivities}
+	if b.left <= 0 {
+		b.left = defaultMaxSyncActivities
 	}
 	if in.Agents == nil {
+		b.spend()
 		if err := workflow.ExecuteActivity(bookkeeping(ctx), ActVoiceAgents).Get(ctx, &in.Agents); err != nil {
 			return res, err
 		}
@@ -170,7 +174,7 @@ func VoiceSyncWorkflow(ctx workflow.Context, in VoiceSyncInput) (VoiceSyncResult
 	log := workflow.GetLogger(ctx)
 	for len(in.Agents) > 0 {
 		a := in.Agents[0]
-		err := syncAgent(ctx, &in, &res, maxHistory)
+		err := syncAgent(ctx, &in, &res, b)
 		var cont *workflow.ContinueAsNewError
 		if errors.As(err, &cont) {
 			return res, err
@@ -181,7 +185,7 @@ func VoiceSyncWorkflow(ctx workflow.Context, in VoiceSyncInput) (VoiceSyncResult
 		}
 		res.Agents++
 		in.Agents, in.Cursor, in.Newest = in.Agents[1:], "", time.Time{}
-		if len(in.Agents) > 0 && historyFull(ctx, maxHistory) {
+		if len(in.Agents) > 0 && b.spent(ctx) {
 			return res, workflow.NewContinueAsNewError(ctx, VoiceSyncWorkflowName, in)
 		}
 	}
@@ -190,12 +194,13 @@ func VoiceSyncWorkflow(ctx workflow.Context, in VoiceSyncInput) (VoiceSyncResult
 
 // syncAgent walks in.Agents[0] from in.Cursor to its last page, then moves
 // its mark and revisits its unsettled calls.
-func syncAgent(ctx workflow.Context, in *VoiceSyncInput, res *VoiceSyncResult, maxHistory int) error {
+func syncAgent(ctx workflow.Context, in *VoiceSyncInput, res *VoiceSyncResult, b *budget) error {
 	a := in.Agents[0]
 	for {
 		page := VoiceSyncPageInput{AgentID: a.AgentID, AgentName: a.Name, After: a.After, Cursor: in.Cursor}
 		actx := summarized(providerWork(ctx), fmt.Sprintf("List %s, page %d", a.AgentID, res.Pages+1))
 		var got VoiceSyncPageResult
+		b.spend()
 		if err := workflow.ExecuteActivity(actx, ActVoiceSyncPage, page).Get(ctx, &got); err != nil {
 			return err
 		}
@@ -212,12 +217,13 @@ func syncAgent(ctx workflow.Context, in *VoiceSyncInput, res *VoiceSyncResult, m
 			return temporal.NewNonRetryableApplicationError("provider repeated a cursor", "CURSOR_REPEATED", nil)
 		}
 		in.Cursor = got.NextCursor
-		if historyFull(ctx, maxHistory) {
+		if b.spent(ctx) {
 			return workflow.NewContinueAsNewError(ctx, VoiceSyncWorkflowName, *in)
 		}
 	}
 	finish := VoiceFinishAgentInput{AgentID: a.AgentID, AgentName: a.Name, Newest: in.Newest}
 	var done VoiceFinishAgentResult
+	b.spend()
 	if err := workflow.ExecuteActivity(providerWork(ctx), ActVoiceFinishAgent, finish).Get(ctx, &done); err != nil {
 		return err
 	}
@@ -225,9 +231,14 @@ func syncAgent(ctx workflow.Context, in *VoiceSyncInput, res *VoiceSyncResult, m
 	return nil
 }
 
-func historyFull(ctx workflow.Context, maxHistory int) bool {
-	info := workflow.GetInfo(ctx)
-	return info.GetCurrentHistoryLength() >= maxHistory || info.GetContinueAsNewSuggested()
+// budget counts the activities a sync run may still schedule.
+type budget struct{ left int }
+
+func (b *budget) spend() { b.left-- }
+
+// spent reports whether the run should continue as new now.
+func (b *budget) spent(ctx workflow.Context) bool {
+	return b.left <= 0 || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 }
 
 // ConversationWorkflow ingests one conversation: fetch the detail and store
