@@ -27,6 +27,7 @@ import (
 	"parley/activities"
 	"parley/api"
 	"parley/config"
+	"parley/elevenlabs"
 	"parley/i18n"
 	"parley/media"
 	"parley/netguard"
@@ -46,6 +47,8 @@ type platform struct {
 	api      *httptest.Server
 	worker   sdkworker.Worker
 	now      func() time.Time
+	// voice is the stand-in voice provider when options.voice is set.
+	voice *voiceProvider
 }
 
 type options struct {
@@ -55,6 +58,9 @@ type options struct {
 	allow     []netip.Prefix // ranges the URL guard allows although private
 	now       func() time.Time
 	temporal  client.Client // instead of the test server's
+	// voice, when set, connects the platform to a local voice provider
+	// and runs the voice worker and the voice-sync schedule.
+	voice *voiceOptions
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -81,25 +87,40 @@ func startPlatform(t testing.TB, o options) *platform {
 	// The listener exists before the server so links carry its real origin.
 	p.api = httptest.NewUnstartedServer(nil)
 	p.cfg.BaseURL = "http://" + p.api.Listener.Addr().String()
-	srv := api.NewServer(api.Deps{
+	var voiceClient *elevenlabs.Client
+	if o.voice != nil {
+		p.voice = startVoiceProvider(t, &p.cfg, *o.voice)
+		voiceClient = elevenlabs.NewClient(elevenlabs.Config{BaseURL: p.cfg.ElevenLabsBaseURL, APIKey: p.cfg.ElevenLabsAPIKey})
+	}
+	deps := api.Deps{
 		Config: p.cfg, Store: storage.NewStore(p.db), Objects: p.objects, Temporal: p.temporal, Speech: engine, Media: tool,
 		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
-	})
+	}
+	voiceActs := &activities.Voice{DB: p.db, Temporal: p.temporal, Backfill: p.cfg.VoiceBackfill, Catalog: catalog}
+	if voiceClient != nil {
+		deps.VoiceProvider, voiceActs.Provider = voiceClient, voiceClient
+	}
+	srv := api.NewServer(deps)
 	p.api.Config.Handler = srv.Handler()
 	p.api.Start()
 	t.Cleanup(p.api.Close)
 	if !o.noWorker {
 		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
-		p.worker = worker.New(p.temporal, worker.Activities{
+		acts := worker.Activities{
 			Jobs:      &activities.Jobs{DB: p.db, Catalog: catalog},
 			Media:     &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
 			Speech:    &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog},
 			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
-		}, p.cfg.WorkerActivities)
+			Voice:     voiceActs,
+		}
+		p.worker = worker.New(p.temporal, acts, p.cfg.WorkerActivities)
 		if err := p.worker.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(p.worker.Stop)
+		if o.voice != nil {
+			startVoiceWorker(t, p.temporal, acts, p.cfg.VoiceSyncInterval)
+		}
 	}
 	return p
 }

@@ -34,7 +34,7 @@ type VoiceAgents struct{ DB bun.IDB }
 // would hand its past conversations to someone else).
 func (r VoiceAgents) Add(ctx context.Context, a *VoiceAgent) error {
 	err := r.DB.NewInsert().Model(a).
-		On("CONFLICT (agent_id) DO UPDATE SET name = EXCLUDED.name WHERE voice_agents.account_id = EXCLUDED.account_id").
+		On("CONFLICT (agent_id) DO UPDATE SET name = EXCLUDED.name WHERE voice_agent.account_id = EXCLUDED.account_id").
 		Returning("*").Scan(ctx)
 	if err = notFound(err); errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("%w: agent %s belongs to another account", ErrConflict, a.AgentID)
@@ -132,7 +132,7 @@ func (r Conversations) Upsert(ctx context.Context, c *Conversation) error {
 	err := r.DB.NewInsert().Model(c).
 		ExcludeColumn("id", "charged_at", "created_at", "updated_at").
 		On("CONFLICT (provider_id) DO UPDATE").
-		Set("agent_name = coalesce(nullif(EXCLUDED.agent_name, ''), conversations.agent_name)").
+		Set("agent_name = coalesce(nullif(EXCLUDED.agent_name, ''), conversation.agent_name)").
 		Set("provider_status = EXCLUDED.provider_status").
 		Set("direction = EXCLUDED.direction").
 		Set("from_number = EXCLUDED.from_number").
@@ -143,12 +143,12 @@ func (r Conversations) Upsert(ctx context.Context, c *Conversation) error {
 		Set("main_language = EXCLUDED.main_language").
 		Set("has_audio = EXCLUDED.has_audio").
 		Set("transcript = EXCLUDED.transcript").
-		Set("has_analysis = conversations.has_analysis OR EXCLUDED.has_analysis").
-		Set("summary_title = CASE WHEN EXCLUDED.has_analysis THEN EXCLUDED.summary_title ELSE conversations.summary_title END").
-		Set("summary = CASE WHEN EXCLUDED.has_analysis THEN EXCLUDED.summary ELSE conversations.summary END").
-		Set("data_collection = coalesce(EXCLUDED.data_collection, conversations.data_collection)").
-		Set("evaluation = coalesce(EXCLUDED.evaluation, conversations.evaluation)").
-		Set("cost_micros = coalesce(conversations.cost_micros, EXCLUDED.cost_micros)").
+		Set("has_analysis = conversation.has_analysis OR EXCLUDED.has_analysis").
+		Set("summary_title = CASE WHEN EXCLUDED.has_analysis THEN EXCLUDED.summary_title ELSE conversation.summary_title END").
+		Set("summary = CASE WHEN EXCLUDED.has_analysis THEN EXCLUDED.summary ELSE conversation.summary END").
+		Set("data_collection = coalesce(EXCLUDED.data_collection, conversation.data_collection)").
+		Set("evaluation = coalesce(EXCLUDED.evaluation, conversation.evaluation)").
+		Set("cost_micros = coalesce(conversation.cost_micros, EXCLUDED.cost_micros)").
 		Set("updated_at = now()").
 		Returning("*").Scan(ctx)
 	if err != nil {
