@@ -57,6 +57,14 @@ func (s *Server) getHealth(c *gin.Context) {
 			checks["speechEngine"] = s.speech.Health
 		}
 		body.Components = map[string]componentHealth{}
+		if s.voice.Configured() {
+			checks["voiceProvider"] = func(ctx context.Context) error {
+				_, err := s.voice.Ping(ctx)
+				return err
+			}
+		} else {
+			body.Components["voiceProvider"] = componentHealth{Status: "not_configured"}
+		}
 	}
 	healthy := true
 	for name, check := range checks {

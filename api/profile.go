@@ -59,10 +59,16 @@ func (s *Server) getProfile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	voiceMinutes, err := s.voice.Minutes(c, acc.ID, since)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	u := usageJSON{
 		SpendByService: map[string]float64{},
 		Transcriptions: jobs[jobdef.Transcription],
 		SubtitleJobs:   jobs[jobdef.Subtitles],
+		VoiceMinutes:   voiceMinutes,
 		APIRequests:    requests,
 		APIErrors:      errs,
 	}

@@ -19,6 +19,7 @@ import (
 	"parley/messaging"
 	"parley/netguard"
 	"parley/storage"
+	"parley/voice"
 )
 
 // HealthChecker is anything GET /health?deep=true can probe.
@@ -34,9 +35,11 @@ type Deps struct {
 	Temporal client.Client
 	Speech   HealthChecker
 	Media    admit.Prober
-	Catalog  *i18n.Catalog
-	Log      *logrus.Logger
-	Version  string
+	// VoiceProvider is nil when no voice provider is configured.
+	VoiceProvider voice.Pinger
+	Catalog       *i18n.Catalog
+	Log           *logrus.Logger
+	Version       string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -51,6 +54,7 @@ type Server struct {
 	jobs     *admit.Service
 	// sms is nil when no carrier is configured.
 	sms     *messaging.Service
+	voice   *voice.Service
 	links   medialink.Signer
 	catalog *i18n.Catalog
 	log     *logrus.Logger
@@ -76,7 +80,11 @@ func NewServer(d Deps) *Server {
 			Objects: d.Objects, Media: d.Media, Temporal: d.Temporal, Catalog: d.Catalog, Log: d.Log,
 			Guard: netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
 		}),
-		sms:     newMessaging(d),
+		sms: newMessaging(d),
+		voice: voice.New(voice.Deps{
+			Conversations: d.Store.Conversations, Agents: d.Store.VoiceAgents, Provider: d.VoiceProvider,
+			WebhookSecret: d.Config.ElevenLabsWebhookSecret, Temporal: d.Temporal, Now: now,
+		}),
 		links:   medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
 		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
 		limiter: RateLimiter{Counters: d.Store.RateCounters, Tiers: d.Config.RateTiers, Now: now},
@@ -134,6 +142,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/subtitles/:id/reburn", scope: apikey.SubtitlesWrite, handler: s.reburn},
 		{method: http.MethodPost, path: "/sms", scope: apikey.SMSSend, handler: s.sendSMS},
 		{method: http.MethodGet, path: "/sms/jobs/:id", scope: apikey.SMSRead, handler: s.getSMSBatch},
+		{method: http.MethodGet, path: "/conversations", scope: apikey.ConversationsRead, handler: s.listConversations},
+		{method: http.MethodGet, path: "/conversations/:id", scope: apikey.ConversationsRead, handler: s.getConversation},
 		{method: http.MethodGet, path: "/media/:token", public: true, handler: s.getMedia},
 		{method: http.MethodHead, path: "/media/:token", public: true, handler: s.getMedia},
 	}
@@ -156,6 +166,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	// The carrier's callbacks, outside the client API.
 	r.POST("/hooks/twilio/sms/status", s.smsStatusHook)
+	// Provider callbacks are not client API: outside /api/v1, verified by
+	// their signature, answered without the envelope.
+	r.POST("/hooks/elevenlabs/post-call", s.postCall)
 	r.NoRoute(func(c *gin.Context) { s.fail(c, problemNotFound()) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, problemMethod()) })
 	return r

@@ -48,6 +48,7 @@ var httpStatus = map[string]int{
 	problem.SMSNotConfigured:        http.StatusServiceUnavailable,
 	problem.ServiceUnavailable:      http.StatusServiceUnavailable,
 	problem.Internal:                http.StatusInternalServerError,
+	problem.ConversationNotFound:    http.StatusNotFound,
 }
 
 // statusOf is the HTTP status of an error's code; an unmapped code is a 500.

@@ -42,6 +42,16 @@ type Config struct {
 	ElevenLabsAPIKey  string
 	ElevenLabsModel   string
 
+	// ElevenLabsWebhookSecret verifies the voice provider's post-call
+	// webhooks; required when voice is configured (an API key is set).
+	ElevenLabsWebhookSecret string
+	// VoiceSyncInterval is how often the voice-sync schedule runs.
+	VoiceSyncInterval time.Duration
+	// VoiceBackfill is how far back a newly mapped agent's first sync reads.
+	VoiceBackfill time.Duration
+	// VoiceActivities bounds the voice queue's activities one worker runs.
+	VoiceActivities int
+
 	// URLAllowPrefixes widens the SSRF guard for development and tests only.
 	URLAllowPrefixes []netip.Prefix
 
@@ -91,6 +101,11 @@ func (c Config) CheckSigningSecrets() error {
 	if c.SMSConfigured() && c.TwilioAuthToken == "" {
 		return fmt.Errorf("PARLEY_TWILIO_AUTH_TOKEN must be set with PARLEY_TWILIO_ACCOUNT_SID: it signs the carrier's callbacks")
 	}
+	// Without its secret every post-call webhook would be refused, or,
+	// with a guessable one, anyone could make us fetch and bill calls.
+	if c.VoiceConfigured() && len(c.ElevenLabsWebhookSecret) < minSecretLen {
+		return fmt.Errorf("PARLEY_ELEVENLABS_WEBHOOK_SECRET must be set to the post-call webhook's secret (at least %d characters) when PARLEY_ELEVENLABS_API_KEY is set", minSecretLen)
+	}
 	return nil
 }
 
@@ -101,6 +116,10 @@ func (c Config) SMSConfigured() bool { return c.TwilioAccountSID != "" }
 // at once by default: the requests mostly wait on the network, and hosted
 // APIs rate-limit a key's concurrent requests, commonly at a handful.
 const hostedEngineConcurrency = 4
+
+// VoiceConfigured reports whether the voice provider is connected: the
+// ElevenLabs API key is set.
+func (c Config) VoiceConfigured() bool { return c.ElevenLabsAPIKey != "" }
 
 // Var documents one environment variable.
 type Var struct {
@@ -130,6 +149,10 @@ var Vars = []Var{
 	{"PARLEY_ELEVENLABS_BASE_URL", "https://api.elevenlabs.io", "ElevenLabs API origin"},
 	{"PARLEY_ELEVENLABS_API_KEY", "", "ElevenLabs API key"},
 	{"PARLEY_ELEVENLABS_MODEL", "scribe_v1", "ElevenLabs speech-to-text model"},
+	{"PARLEY_ELEVENLABS_WEBHOOK_SECRET", "", "secret of the ElevenLabs post-call webhook (POST /hooks/elevenlabs/post-call); required, at least 32 characters, when PARLEY_ELEVENLABS_API_KEY is set"},
+	{"PARLEY_VOICE_SYNC_INTERVAL", "5m", "how often the voice-sync schedule lists new conversations of every mapped agent"},
+	{"PARLEY_VOICE_BACKFILL", "720h", "how far back a newly mapped agent's first voice sync reads"},
+	{"PARLEY_VOICE_ACTIVITIES", "32", "voice activities one worker runs at once (provider calls and upserts: they wait on the network)"},
 	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
 	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once; empty means twice the machine's cores (ffmpeg and the engine are CPU-bound)"},
 	{"PARLEY_SPLIT_ABOVE", "2m", "audio longer than this is cut at pauses and its chunks transcribed at once across workers; 0 splits all audio of at least 1.5 chunks"},
@@ -185,6 +208,8 @@ func Load() (Config, error) {
 		TwilioAuthToken:   get("PARLEY_TWILIO_AUTH_TOKEN"),
 		TwilioBaseURL:     strings.TrimRight(get("PARLEY_TWILIO_BASE_URL"), "/"),
 		CarrierAddr:       get("PARLEY_CARRIER_ADDR"),
+
+		ElevenLabsWebhookSecret: get("PARLEY_ELEVENLABS_WEBHOOK_SECRET"),
 	}
 	var err error
 	if c.MinioUseSSL, err = strconv.ParseBool(get("MINIO_USE_SSL")); err != nil {
@@ -243,6 +268,16 @@ func Load() (Config, error) {
 	}
 	if c.MinTransferWindow, err = time.ParseDuration(get("PARLEY_MIN_TRANSFER_WINDOW")); err != nil || c.MinTransferWindow <= 0 {
 		return c, fmt.Errorf("PARLEY_MIN_TRANSFER_WINDOW: want a positive duration")
+	}
+	// Temporal schedules run at most once a second.
+	if c.VoiceSyncInterval, err = time.ParseDuration(get("PARLEY_VOICE_SYNC_INTERVAL")); err != nil || c.VoiceSyncInterval < time.Second {
+		return c, fmt.Errorf("PARLEY_VOICE_SYNC_INTERVAL: want a duration of at least 1s")
+	}
+	if c.VoiceBackfill, err = time.ParseDuration(get("PARLEY_VOICE_BACKFILL")); err != nil || c.VoiceBackfill <= 0 {
+		return c, fmt.Errorf("PARLEY_VOICE_BACKFILL: want a positive duration")
+	}
+	if c.VoiceActivities, err = strconv.Atoi(get("PARLEY_VOICE_ACTIVITIES")); err != nil || c.VoiceActivities <= 0 {
+		return c, fmt.Errorf("PARLEY_VOICE_ACTIVITIES: want a positive integer")
 	}
 	return c, nil
 }

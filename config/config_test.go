@@ -30,13 +30,15 @@ func TestLoadDefaultsAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.HTTPAddr != "127.0.0.1:8080" || c.MaxUploadSize != 500<<20 || c.RateTiers["standard"].PerMinute != 60 ||
-		c.CORSOrigins != nil || c.MinTransferBytes != 64<<10 || c.MinTransferWindow != 30*time.Second {
+		c.CORSOrigins != nil || c.MinTransferBytes != 64<<10 || c.MinTransferWindow != 30*time.Second ||
+		c.VoiceSyncInterval != 5*time.Minute || c.VoiceBackfill != 720*time.Hour || c.VoiceConfigured() {
 		t.Fatalf("defaults: %+v", c)
 	}
 	for name, value := range map[string]string{
 		"MINIO_USE_SSL": "maybe", "PARLEY_MEDIA_LINK_TTL": "soon", "PARLEY_MAX_UPLOAD_BYTES": "-1",
 		"PARLEY_URL_ALLOW_CIDRS": "10.0.0.0", "PARLEY_RATE_TIERS": "pro=1/1", "PARLEY_CORS_ORIGINS": "*",
 		"PARLEY_MIN_TRANSFER_BYTES": "0", "PARLEY_MIN_TRANSFER_WINDOW": "-5s",
+		"PARLEY_VOICE_SYNC_INTERVAL": "10ms", "PARLEY_VOICE_BACKFILL": "0s",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -66,5 +68,27 @@ func TestParseOrigins(t *testing.T) {
 		if got, err := ParseOrigins(bad); err == nil {
 			t.Errorf("ParseOrigins(%q) = %q, want an error", bad, got)
 		}
+	}
+}
+
+func TestCheckSigningSecrets(t *testing.T) {
+	media := "m-0123456789abcdef0123456789abcdef"
+	webhook := "w-0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"media secret only, voice off", Config{MediaSecret: media}, true},
+		{"no media secret", Config{}, false},
+		{"voice on without webhook secret", Config{MediaSecret: media, ElevenLabsAPIKey: "xi"}, false},
+		{"voice on with a short webhook secret", Config{MediaSecret: media, ElevenLabsAPIKey: "xi", ElevenLabsWebhookSecret: "short"}, false},
+		{"voice on with its webhook secret", Config{MediaSecret: media, ElevenLabsAPIKey: "xi", ElevenLabsWebhookSecret: webhook}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.cfg.CheckSigningSecrets(); (err == nil) != tc.ok {
+				t.Fatalf("CheckSigningSecrets() = %v, want ok=%v", err, tc.ok)
+			}
+		})
 	}
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"parley/api"
 	"parley/billing"
@@ -515,5 +517,74 @@ func BenchmarkRateLimiter(b *testing.B) {
 		sort.Slice(costs, func(i, j int) bool { return costs[i] < costs[j] })
 		b.ReportMetric(float64(costs[len(costs)/2].Microseconds())/1000, "p50_ms")
 		b.ReportMetric(float64(costs[len(costs)*99/100].Microseconds())/1000, "p99_ms")
+	}
+}
+
+// BenchmarkVoiceSync: one agent with 5,000 conversations at the stand-in
+// provider; a sync triggered on the real schedule (as an operator would)
+// until every row is stored and charged. Reports the seconds to stored and
+// to charged, the largest history of a sync run and of an ingest (events),
+// and the provider requests made (lists and details, retries included).
+func BenchmarkVoiceSync(b *testing.B) {
+	const conversations = 5000
+	for range b.N {
+		// An interval far beyond the run: only the trigger starts a sync.
+		p := startPlatform(b, options{voice: &voiceOptions{SyncInterval: time.Hour}})
+		ctx := context.Background()
+		acc, _ := testenv.Account(p.t, p.db, testenv.AccountOpts{Balance: 10_000 * billing.MicrosPerUSD})
+		if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &storage.VoiceAgent{AgentID: "agent_bench", AccountID: acc.ID, Name: "Bench"}); err != nil {
+			b.Fatal(err)
+		}
+		now := time.Now()
+		for i := range conversations {
+			p.voice.Put(call(fmt.Sprintf("conv_bench_%05d", i), "agent_bench", "Bench", now.Add(-time.Duration(i)*10*time.Second), 60+i%120, true))
+		}
+		count := func(where string) int {
+			var n int
+			if err := p.db.NewSelect().Table("conversations").ColumnExpr("count(*)").Where(where).Scan(ctx, &n); err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+
+		start := time.Now()
+		if err := p.temporal.ScheduleClient().GetHandle(ctx, workflows.VoiceSyncScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		var stored, charged time.Duration
+		for deadline := start.Add(30 * time.Minute); stored == 0 || charged == 0; time.Sleep(250 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				b.Fatalf("after 30 min: %d stored, %d charged", count("true"), count("charged_at IS NOT NULL"))
+			}
+			if stored == 0 && count("true") == conversations {
+				stored = time.Since(start)
+			}
+			if stored != 0 && count("charged_at IS NOT NULL") == conversations {
+				charged = time.Since(start)
+			}
+		}
+		requests := p.voice.requests.Load()
+
+		largest := map[string]int64{}
+		var token []byte
+		for {
+			page, err := p.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{NextPageToken: token})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, ex := range page.Executions {
+				if n := ex.HistoryLength; n > largest[ex.Type.Name] {
+					largest[ex.Type.Name] = n
+				}
+			}
+			if token = page.NextPageToken; len(token) == 0 {
+				break
+			}
+		}
+		b.ReportMetric(stored.Seconds(), "stored_s")
+		b.ReportMetric(charged.Seconds(), "charged_s")
+		b.ReportMetric(float64(largest[workflows.VoiceSyncWorkflowName]), "sync_history_events")
+		b.ReportMetric(float64(largest[workflows.ConversationWorkflowName]), "ingest_history_events")
+		b.ReportMetric(float64(requests), "provider_requests")
 	}
 }

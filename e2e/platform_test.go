@@ -27,6 +27,7 @@ import (
 	"parley/api"
 	"parley/chunking"
 	"parley/config"
+	"parley/elevenlabs"
 	"parley/i18n"
 	"parley/media"
 	"parley/media/mediatest"
@@ -51,6 +52,8 @@ type platform struct {
 	now      func() time.Time
 	// carrier is the local SMS carrier, when the options asked for one.
 	carrier *localcarrier.Server
+	// voice is the stand-in voice provider when options.voice is set.
+	voice *voiceProvider
 }
 
 type options struct {
@@ -64,6 +67,9 @@ type options struct {
 	sms bool
 	// smsRefresh is how often unsettled deliveries are asked of the carrier.
 	smsRefresh time.Duration
+	// voice, when set, connects the platform to a local voice provider
+	// and runs the voice worker and the voice-sync schedule.
+	voice *voiceOptions
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -93,10 +99,20 @@ func startPlatform(t testing.TB, o options) *platform {
 	if o.sms {
 		p.startCarrier(o.smsRefresh)
 	}
-	srv := api.NewServer(api.Deps{
+	var voiceClient *elevenlabs.Client
+	if o.voice != nil {
+		p.voice = startVoiceProvider(t, &p.cfg, *o.voice)
+		voiceClient = elevenlabs.NewClient(elevenlabs.Config{BaseURL: p.cfg.ElevenLabsBaseURL, APIKey: p.cfg.ElevenLabsAPIKey})
+	}
+	deps := api.Deps{
 		Config: p.cfg, Store: storage.NewStore(p.db), Objects: p.objects, Temporal: p.temporal, Speech: engine, Media: tool,
 		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
-	})
+	}
+	voiceActs := &activities.Voice{DB: p.db, Temporal: p.temporal, Backfill: p.cfg.VoiceBackfill, Catalog: catalog}
+	if voiceClient != nil {
+		deps.VoiceProvider, voiceActs.Provider = voiceClient, voiceClient
+	}
+	srv := api.NewServer(deps)
 	p.api.Config.Handler = srv.Handler()
 	p.api.Start()
 	t.Cleanup(p.api.Close)
@@ -108,6 +124,7 @@ func startPlatform(t testing.TB, o options) *platform {
 			Speech: &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog,
 				Split: chunking.Params{Above: p.cfg.SplitAbove.Seconds(), Length: p.cfg.ChunkLength.Seconds()}},
 			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
+			Voice:     voiceActs,
 		}
 		if o.sms {
 			carrier, err := twilio.NewClient(twilio.Config{BaseURL: p.cfg.TwilioBaseURL, AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken})
@@ -117,11 +134,14 @@ func startPlatform(t testing.TB, o options) *platform {
 			acts.SMS = &activities.SMS{Store: storage.SMS{DB: p.db}, Carrier: carrier,
 				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Now: time.Now}
 		}
-		p.worker = worker.New(p.temporal, acts, worker.Limits{Jobs: p.cfg.WorkerActivities, Speech: p.cfg.SpeechConcurrency, SMS: p.cfg.SMSActivities})
+		p.worker = worker.New(p.temporal, acts, worker.Limits{Jobs: p.cfg.WorkerActivities, Speech: p.cfg.SpeechConcurrency, SMS: p.cfg.SMSActivities, Voice: p.cfg.VoiceActivities})
 		if err := p.worker.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(p.worker.Stop)
+		if o.voice != nil {
+			startVoiceSchedule(t, p.temporal, p.cfg.VoiceSyncInterval)
+		}
 	}
 	return p
 }

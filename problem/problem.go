@@ -51,6 +51,7 @@ const (
 	SMSNotConfigured        = "SMS_NOT_CONFIGURED"
 	ServiceUnavailable      = "SERVICE_UNAVAILABLE"
 	Internal                = "INTERNAL_ERROR"
+	ConversationNotFound    = "CONVERSATION_NOT_FOUND"
 )
 
 // codes is every code of the vocabulary.
@@ -93,6 +94,7 @@ var codes = []string{
 	CountryNotEnabled,
 	SMSDailyQuotaExceeded,
 	SMSNotConfigured,
+	ConversationNotFound,
 	ServiceUnavailable,
 	Internal,
 }

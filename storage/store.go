@@ -11,15 +11,17 @@ import (
 type Store struct {
 	db *bun.DB
 
-	Accounts     Accounts
-	Keys         Keys
-	Jobs         Jobs
-	Admissions   Admissions
-	Ledger       Ledger
-	Prices       Prices
-	Versions     SubtitleVersions
-	RateCounters RateCounters
-	SMS          SMS
+	Accounts      Accounts
+	Keys          Keys
+	Jobs          Jobs
+	Admissions    Admissions
+	Ledger        Ledger
+	Prices        Prices
+	Versions      SubtitleVersions
+	RateCounters  RateCounters
+	SMS           SMS
+	Conversations Conversations
+	VoiceAgents   VoiceAgents
 }
 
 // NewStore builds the repositories over db.
@@ -28,6 +30,7 @@ func NewStore(db *bun.DB) Store {
 		db:       db,
 		Accounts: Accounts{DB: db}, Keys: Keys{DB: db}, Jobs: Jobs{DB: db}, Admissions: Admissions{DB: db},
 		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db}, SMS: SMS{DB: db},
+		Conversations: Conversations{DB: db}, VoiceAgents: VoiceAgents{DB: db},
 	}
 }
 

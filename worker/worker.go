@@ -20,6 +20,7 @@ type Activities struct {
 	Speech    *activities.Speech
 	Subtitles *activities.Subtitles
 	SMS       *activities.SMS
+	Voice     *activities.Voice
 }
 
 // Limits bound the activities a process runs at once on each queue.
@@ -33,14 +34,18 @@ type Limits struct {
 	Speech int
 	// SMS is for sends, which wait on the carrier.
 	SMS int
+	// Voice is for the voice sync and conversation ingests: provider calls,
+	// upserts and workflow starts, network-bound, so many at once.
+	Voice int
 }
 
 // Workers are a process's workers, one per task queue.
 type Workers []sdkworker.Worker
 
 // New returns the workers of a process: media jobs on workflows.TaskQueue,
-// speech chunks on workflows.SpeechTaskQueue and, when a carrier is
-// configured, messages on workflows.SMSTaskQueue.
+// speech chunks on workflows.SpeechTaskQueue, voice-agent conversations on
+// workflows.VoiceTaskQueue and, when a carrier is configured, messages on
+// workflows.SMSTaskQueue.
 func New(c client.Client, acts Activities, limits Limits) Workers {
 	jobs := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Jobs})
 	registerJobs(jobs, acts)
@@ -49,7 +54,9 @@ func New(c client.Client, acts Activities, limits Limits) Workers {
 		DisableWorkflowWorker:              true,
 	})
 	speech.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
-	ws := Workers{jobs, speech}
+	voice := sdkworker.New(c, workflows.VoiceTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Voice})
+	registerVoice(voice, acts.Voice)
+	ws := Workers{jobs, speech, voice}
 	if acts.SMS != nil {
 		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.SMS})
 		registerSMS(sms, acts.SMS)
@@ -93,12 +100,18 @@ type Registry interface {
 func RegisterWorkflows(r WorkflowRegistry) {
 	registerJobWorkflows(r)
 	registerSMSWorkflows(r)
+	registerVoiceWorkflows(r)
 }
 
 func registerJobWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: workflows.TranscriptionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: workflows.SubtitlesWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: workflows.ReburnWorkflowName})
+}
+
+func registerVoiceWorkflows(r WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(workflows.VoiceSyncWorkflow, workflow.RegisterOptions{Name: workflows.VoiceSyncWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.ConversationWorkflow, workflow.RegisterOptions{Name: workflows.ConversationWorkflowName})
 }
 
 func registerSMSWorkflows(r WorkflowRegistry) {
@@ -115,6 +128,7 @@ func Register(r Registry, acts Activities) {
 		acts.SMS = &activities.SMS{}
 	}
 	registerSMS(r, acts.SMS)
+	registerVoice(r, acts.Voice)
 }
 
 func registerJobs(r Registry, acts Activities) {
@@ -149,6 +163,18 @@ func registerSMS(r Registry, a *activities.SMS) {
 		workflows.ActSMSStartBatch:   a.StartBatch,
 		workflows.ActSMSConclude:     a.ConcludeBatch,
 		workflows.ActSMSRefresh:      a.Refresh,
+	})
+}
+
+func registerVoice(r Registry, a *activities.Voice) {
+	registerVoiceWorkflows(r)
+	registerActivities(r, map[string]any{
+		workflows.ActVoiceAgents:      a.Agents,
+		workflows.ActVoiceSyncPage:    a.SyncPage,
+		workflows.ActVoiceFinishAgent: a.FinishAgent,
+		workflows.ActVoiceIngest:      a.Ingest,
+		workflows.ActVoiceReady:       a.Ready,
+		workflows.ActVoiceCharge:      a.Charge,
 	})
 }
 

@@ -32,11 +32,14 @@ const adminUsage = `usage: parley admin <command> [flags]
   key revoke --id N
   limits set [--account ID] --concurrent-jobs N
   account update --id ID [--phone E164] [--phone-verified] [--paid|--free]
-  price set --item transcription|voice_cleanup|subtitle_burn --usd X   (per minute)
-  price set --item sms:CC --usd X --cost-usd Y                         (per segment)
   number add --account ID --phone E164
   sms countries --account ID --set US,IL,GB
   sms quota --account ID --country CC|*|free --per-day N
+  price set --item transcription|voice_cleanup|subtitle_burn|voice_minute --usd X   (per minute)
+  price set --item sms:CC --usd X --cost-usd Y                                      (per segment)
+  voice agent add --account ID|EMAIL --agent-id AGENT [--name NAME]
+  voice agent list [--account ID|EMAIL]
+  voice agent remove --agent-id AGENT
   bootstrap-dev [--email dev@parley.local]
 `
 
@@ -57,15 +60,21 @@ func admin(ctx context.Context, args []string) error {
 		"limits set":     limitsSet,
 		"price set":      priceSet,
 		"bootstrap-dev":  bootstrapDev,
+
+		"voice agent add":    voiceAgentAdd,
+		"voice agent list":   voiceAgentList,
+		"voice agent remove": voiceAgentRemove,
 	}
+	// A command is named by its first one, two or three words.
 	var name string
 	var rest []string
-	switch {
-	case len(args) >= 1 && commands[args[0]] != nil:
-		name, rest = args[0], args[1:]
-	case len(args) >= 2 && commands[args[0]+" "+args[1]] != nil:
-		name, rest = args[0]+" "+args[1], args[2:]
-	default:
+	for n := 1; n <= 3 && n <= len(args); n++ {
+		if candidate := strings.Join(args[:n], " "); commands[candidate] != nil {
+			name, rest = candidate, args[n:]
+			break
+		}
+	}
+	if name == "" {
 		fmt.Fprint(os.Stderr, adminUsage)
 		return fmt.Errorf("unknown admin command")
 	}
@@ -278,12 +287,94 @@ func priceSet(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) 
 	}
 	p, err := storage.Prices{DB: db}.Set(ctx, *item, micros)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, fmt.Errorf("no price item %q (transcription, voice_cleanup, subtitle_burn)", *item)
+		return nil, fmt.Errorf("no price item %q (transcription, voice_cleanup, subtitle_burn, voice_minute)", *item)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return priceView(p), nil
+}
+
+// accountRef resolves --account: an account id, or the e-mail address of
+// one (so scripts such as make dev need not know the generated id).
+func accountRef(ctx context.Context, db *bun.DB, ref string) (storage.Account, error) {
+	accounts := storage.Accounts{DB: db}
+	var acc storage.Account
+	var err error
+	if strings.Contains(ref, "@") {
+		acc, err = accounts.GetByEmail(ctx, ref)
+	} else {
+		acc, err = accounts.Get(ctx, ref)
+	}
+	if errors.Is(err, storage.ErrNotFound) {
+		return acc, fmt.Errorf("no account %q", ref)
+	}
+	return acc, err
+}
+
+// voiceAgentAdd maps a provider agent to an account (again: renames it);
+// the next voice sync reads its conversations of the last
+// PARLEY_VOICE_BACKFILL.
+func voiceAgentAdd(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	agentID := fs.String("agent-id", "", "")
+	name := fs.String("name", "", "")
+	if err := parse(fs, args, "account", "agent-id"); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(*agentID) == "" {
+		return nil, fmt.Errorf("--agent-id must not be empty")
+	}
+	acc, err := accountRef(ctx, db, *account)
+	if err != nil {
+		return nil, err
+	}
+	a := storage.VoiceAgent{AgentID: strings.TrimSpace(*agentID), AccountID: acc.ID, Name: strings.TrimSpace(*name)}
+	if err := (storage.VoiceAgents{DB: db}).Add(ctx, &a); err != nil {
+		return nil, err
+	}
+	return voiceAgentView(a), nil
+}
+
+func voiceAgentList(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	accountID := ""
+	if *account != "" {
+		acc, err := accountRef(ctx, db, *account)
+		if err != nil {
+			return nil, err
+		}
+		accountID = acc.ID
+	}
+	agents, err := storage.VoiceAgents{DB: db}.List(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]voiceAgentJSON, len(agents))
+	for i, a := range agents {
+		out[i] = voiceAgentView(a)
+	}
+	return map[string]any{"agents": out}, nil
+}
+
+// voiceAgentRemove unmaps an agent: its new conversations are no longer
+// read; those already stored stay with the account.
+func voiceAgentRemove(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+	agentID := fs.String("agent-id", "", "")
+	if err := parse(fs, args, "agent-id"); err != nil {
+		return nil, err
+	}
+	a, err := storage.VoiceAgents{DB: db}.Remove(ctx, *agentID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("no mapped agent %q", *agentID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"removed": voiceAgentView(a)}, nil
 }
 
 // bootstrapDev creates the development account and an all-scopes key the

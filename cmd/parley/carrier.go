@@ -57,7 +57,7 @@ func carrierServe(ctx context.Context) error {
 		return err
 	}
 	addr := cfg.CarrierAddr
-	if err := requireLoopback(addr); err != nil {
+	if err := requireLoopback("PARLEY_CARRIER_ADDR", addr); err != nil {
 		return err
 	}
 	log, err := newLogger(cfg.LogLevel)
@@ -84,12 +84,13 @@ func carrierServe(ctx context.Context) error {
 	return g.Wait()
 }
 
-// requireLoopback refuses to serve the stand-in beyond this machine: it
-// accepts one fixed account and is meant for development only.
-func requireLoopback(addr string) error {
+// requireLoopback refuses to serve a stand-in (named by its address
+// variable) beyond this machine: it accepts one fixed account and is meant
+// for development only.
+func requireLoopback(variable, addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("PARLEY_CARRIER_ADDR: %w", err)
+		return fmt.Errorf("%s: %w", variable, err)
 	}
 	if host == "localhost" {
 		return nil
@@ -97,7 +98,7 @@ func requireLoopback(addr string) error {
 	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("PARLEY_CARRIER_ADDR %q: the local carrier listens on a loopback address only", addr)
+	return fmt.Errorf("%s %q: the stand-in listens on a loopback address only", variable, addr)
 }
 
 func carrierInbound(ctx context.Context, args []string) error {

@@ -13,7 +13,7 @@ func TestRequireLoopback(t *testing.T) {
 		"127.0.0.1":      false,
 	}
 	for addr, want := range tests {
-		if err := requireLoopback(addr); (err == nil) != want {
+		if err := requireLoopback("PARLEY_CARRIER_ADDR", addr); (err == nil) != want {
 			t.Errorf("requireLoopback(%q) = %v, want allowed=%v", addr, err, want)
 		}
 	}

@@ -18,6 +18,7 @@ const usage = `usage: parley <command>
   migrate up|down|status   manage the database schema
   admin ...                operator commands (run 'parley admin' for the list)
   carrier [inbound ...]    local stand-in SMS carrier (Twilio protocol) for development
+  voice-provider           local stand-in voice provider (ElevenLabs Agents) with demo calls, for development
 `
 
 func main() {
@@ -47,6 +48,11 @@ func run(ctx context.Context, args []string) error {
 		return admin(ctx, args[1:])
 	case "carrier":
 		return carrier(ctx, args[1:])
+	case "voice-provider":
+		if len(args) > 1 {
+			return fmt.Errorf("voice-provider takes no arguments")
+		}
+		return voiceProvider(ctx)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -18,6 +18,7 @@ import (
 	"parley/api"
 	"parley/chunking"
 	"parley/config"
+	"parley/elevenlabs"
 	"parley/i18n"
 	"parley/media"
 	"parley/netguard"
@@ -25,7 +26,9 @@ import (
 	"parley/storage"
 	"parley/temporalclient"
 	"parley/twilio"
+	"parley/voice"
 	"parley/worker"
+	"parley/workflows"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -66,6 +69,8 @@ type services struct {
 	temporal client.Client
 	engine   speech.Engine
 	catalog  *i18n.Catalog
+	// voice is the voice provider's client, nil when none is configured.
+	voice *elevenlabs.Client
 }
 
 func openServices(ctx context.Context) (*services, error) {
@@ -86,6 +91,9 @@ func openServices(ctx context.Context) (*services, error) {
 		ElevenLabsBaseURL: cfg.ElevenLabsBaseURL, ElevenLabsAPIKey: cfg.ElevenLabsAPIKey, ElevenLabsModel: cfg.ElevenLabsModel,
 	}); err != nil {
 		return nil, err
+	}
+	if cfg.VoiceConfigured() {
+		s.voice = elevenlabs.NewClient(elevenlabs.Config{BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey})
 	}
 	if s.db, err = storage.OpenDB(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
@@ -124,6 +132,7 @@ func (s *services) activities() (worker.Activities, error) {
 			Split: chunking.Params{Above: s.cfg.SplitAbove.Seconds(), Length: s.cfg.ChunkLength.Seconds()}},
 		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
 			FontAvailable: media.FontAvailable},
+		Voice: &activities.Voice{DB: s.db, Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog},
 	}
 	if s.cfg.SMSConfigured() {
 		carrier, err := twilio.NewClient(twilio.Config{BaseURL: s.cfg.TwilioBaseURL, AccountSID: s.cfg.TwilioAccountSID, AuthToken: s.cfg.TwilioAuthToken})
@@ -134,6 +143,54 @@ func (s *services) activities() (worker.Activities, error) {
 			StatusCallback: s.cfg.BaseURL + "/hooks/twilio/sms/status", Now: time.Now}
 	}
 	return acts, nil
+}
+
+// voiceProvider is the provider client as an interface value that is nil
+// when voice is not configured (a nil *Client in an interface is not).
+func (s *services) voiceProvider() activities.VoiceProvider {
+	if s.voice == nil {
+		return nil
+	}
+	return s.voice
+}
+
+// voicePinger is the same client for the API's health check.
+func (s *services) voicePinger() voice.Pinger {
+	if s.voice == nil {
+		return nil
+	}
+	return s.voice
+}
+
+// startWorkers starts the process's workers (worker.New) and keeps the
+// voice-sync schedule in step with the configuration: created or updated
+// when voice is configured, paused when it is not (its runs could only
+// fail). It returns a function that stops the workers.
+func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
+	acts, err := s.activities()
+	if err != nil {
+		return nil, err
+	}
+	w := worker.New(s.temporal, acts, worker.Limits{
+		Jobs: s.cfg.WorkerActivities, Speech: s.cfg.SpeechConcurrency, SMS: s.cfg.SMSActivities, Voice: s.cfg.VoiceActivities,
+	})
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	stop = w.Stop
+	if s.cfg.VoiceConfigured() {
+		err = workflows.EnsureVoiceSchedule(ctx, s.temporal.ScheduleClient(), s.cfg.VoiceSyncInterval)
+	} else {
+		err = workflows.PauseVoiceSchedule(ctx, s.temporal.ScheduleClient(), "voice provider not configured (PARLEY_ELEVENLABS_API_KEY is empty)")
+	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	s.log.WithFields(logrus.Fields{
+		"workers": len(w), "speech_concurrency": s.cfg.SpeechConcurrency, "sms": acts.SMS != nil, "voice": s.cfg.VoiceConfigured(),
+	}).Info("worker started")
+	return stop, nil
 }
 
 // maxHeaderBytes bounds a request's header block. Our clients send a bearer
@@ -166,16 +223,11 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	defer s.close()
 	g, ctx := errgroup.WithContext(ctx)
 	if withWorker {
-		acts, err := s.activities()
+		stop, err := startWorkers(ctx, s)
 		if err != nil {
 			return err
 		}
-		w := worker.New(s.temporal, acts, worker.Limits{Jobs: s.cfg.WorkerActivities, Speech: s.cfg.SpeechConcurrency, SMS: s.cfg.SMSActivities})
-		if err := w.Start(); err != nil {
-			return fmt.Errorf("start worker: %w", err)
-		}
-		defer w.Stop()
-		s.log.WithFields(logrus.Fields{"workers": len(w), "speech_concurrency": s.cfg.SpeechConcurrency}).Info("worker started")
+		defer stop()
 	}
 	if withAPI {
 		if err := s.cfg.CheckSigningSecrets(); err != nil {
@@ -183,7 +235,7 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 		}
 		srv := api.NewServer(api.Deps{
 			Config: s.cfg, Store: storage.NewStore(s.db), Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
-			Catalog: s.catalog, Log: s.log, Version: buildVersion(),
+			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log, Version: buildVersion(),
 		})
 		httpServer := newHTTPServer(s.cfg, srv.Handler())
 		g.Go(func() error { srv.Run(ctx); return nil })

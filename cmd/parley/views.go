@@ -68,3 +68,15 @@ func priceView(p storage.Price) priceJSON {
 	}
 	return v
 }
+
+type voiceAgentJSON struct {
+	AgentID     string     `json:"agent_id"`
+	AccountID   string     `json:"account_id"`
+	Name        string     `json:"name"`
+	SyncedUntil *time.Time `json:"synced_until"`
+	CreatedAt   time.Time  `json:"created_at"`
+}
+
+func voiceAgentView(a storage.VoiceAgent) voiceAgentJSON {
+	return voiceAgentJSON{AgentID: a.AgentID, AccountID: a.AccountID, Name: a.Name, SyncedUntil: a.SyncedUntil, CreatedAt: a.CreatedAt.UTC()}
+}

@@ -1,0 +1,259 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/activity"
+
+	"parley/billing"
+	"parley/elevenlabs"
+	"parley/i18n"
+	"parley/problem"
+	"parley/storage"
+	"parley/voice"
+	"parley/workflows"
+)
+
+// VoiceProvider is the part of the voice provider's client the sync and
+// the ingest use.
+type VoiceProvider interface {
+	ListConversations(ctx context.Context, p elevenlabs.ListParams) (elevenlabs.Page, error)
+	GetConversation(ctx context.Context, id string) (elevenlabs.Detail, error)
+}
+
+// Voice are the activities of the voice sync and of one conversation's
+// ingest. Each is idempotent: rows are upserted by provider id, the charge
+// carries the ledger key (conversation, voice_minute), the event is unique
+// per (type, subject), and a duplicate workflow start joins the running one.
+type Voice struct {
+	DB *bun.DB
+	// Provider is nil when no provider is configured.
+	Provider VoiceProvider
+	Temporal workflows.Starter
+	// Backfill is how far back a newly mapped agent's first sync reaches.
+	Backfill time.Duration
+	Catalog  *i18n.Catalog
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (a *Voice) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Voice) provider() (VoiceProvider, error) {
+	if a.Provider == nil {
+		return nil, refuse(a.Catalog, problem.VoiceAPINotConfigured, nil, errors.New("no voice provider configured"))
+	}
+	return a.Provider, nil
+}
+
+// Agents lists every mapped agent with where its walk starts.
+func (a *Voice) Agents(ctx context.Context) ([]workflows.AgentWindow, error) {
+	agents, err := storage.VoiceAgents{DB: a.DB}.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	out := make([]workflows.AgentWindow, len(agents))
+	for i, ag := range agents {
+		out[i] = workflows.AgentWindow{AgentID: ag.AgentID, Name: ag.Name, After: voice.ListAfter(ag.SyncedUntil, now, a.Backfill)}
+	}
+	return out, nil
+}
+
+// SyncPage lists one page of an agent's conversations and starts the
+// ingest of each one not yet settled (stored with its analysis and its
+// charge). Conversations of another agent, should the provider list any,
+// are left alone: only mapped agents' calls are ever stored.
+func (a *Voice) SyncPage(ctx context.Context, in workflows.VoiceSyncPageInput) (workflows.VoiceSyncPageResult, error) {
+	var res workflows.VoiceSyncPageResult
+	p, err := a.provider()
+	if err != nil {
+		return res, err
+	}
+	agent, err := storage.VoiceAgents{DB: a.DB}.Get(ctx, in.AgentID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return res, nil // unmapped since the sync began: its walk ends here
+	}
+	if err != nil {
+		return res, err
+	}
+	stop := keepAlive(ctx)
+	page, err := p.ListConversations(ctx, elevenlabs.ListParams{
+		AgentID: in.AgentID, After: in.After, Cursor: in.Cursor, PageSize: elevenlabs.MaxPageSize,
+	})
+	stop()
+	if err != nil {
+		return res, fmt.Errorf("list conversations of %s: %w", in.AgentID, err)
+	}
+	var ids []string
+	for _, s := range page.Conversations {
+		if s.AgentID == in.AgentID {
+			ids = append(ids, s.ConversationID)
+		}
+	}
+	settled, err := storage.Conversations{DB: a.DB}.Settled(ctx, ids)
+	if err != nil {
+		return res, err
+	}
+	for _, s := range page.Conversations {
+		if s.AgentID != in.AgentID {
+			continue
+		}
+		res.Listed++
+		if s.StartedAt().After(res.Newest) {
+			res.Newest = s.StartedAt()
+		}
+		if settled[s.ConversationID] {
+			continue
+		}
+		name := s.AgentName
+		if name == "" {
+			name = in.AgentName
+		}
+		if err := workflows.StartConversation(ctx, a.Temporal, agent.AccountID, workflows.ConversationInput{ProviderID: s.ConversationID, AgentName: name}); err != nil {
+			return res, err
+		}
+		res.Started++
+		activity.RecordHeartbeat(ctx, res.Started)
+	}
+	if page.HasMore {
+		res.NextCursor = page.NextCursor
+	}
+	return res, nil
+}
+
+// FinishAgent ends an agent's walk: its mark moves to the newest call seen,
+// and its stored calls of the last voice.AnalysisWait still missing their
+// analysis or charge are ingested again (the listing after the mark no
+// longer shows calls that started before it).
+func (a *Voice) FinishAgent(ctx context.Context, in workflows.VoiceFinishAgentInput) (workflows.VoiceFinishAgentResult, error) {
+	var res workflows.VoiceFinishAgentResult
+	agents := storage.VoiceAgents{DB: a.DB}
+	agent, err := agents.Get(ctx, in.AgentID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	if !in.Newest.IsZero() {
+		if err := agents.AdvanceMark(ctx, in.AgentID, in.Newest); err != nil {
+			return res, err
+		}
+	}
+	ids, err := storage.Conversations{DB: a.DB}.Unsettled(ctx, in.AgentID, a.now().Add(-voice.AnalysisWait), voice.MaxRevisits)
+	if err != nil {
+		return res, err
+	}
+	for _, id := range ids {
+		if err := workflows.StartConversation(ctx, a.Temporal, agent.AccountID, workflows.ConversationInput{ProviderID: id}); err != nil {
+			return res, err
+		}
+		res.Revisited++
+		activity.RecordHeartbeat(ctx, res.Revisited)
+	}
+	return res, nil
+}
+
+// Ingest fetches a conversation's detail and upserts it with its
+// transcript for the account its agent is mapped to, priced once the call
+// has ended. A call of an agent no longer mapped is not stored.
+func (a *Voice) Ingest(ctx context.Context, in workflows.ConversationInput) (workflows.ConversationIngestResult, error) {
+	var res workflows.ConversationIngestResult
+	p, err := a.provider()
+	if err != nil {
+		return res, err
+	}
+	stop := keepAlive(ctx)
+	d, err := p.GetConversation(ctx, in.ProviderID)
+	stop()
+	if errors.Is(err, elevenlabs.ErrNotFound) {
+		return res, refuse(a.Catalog, problem.NotFound, nil, err)
+	}
+	if err != nil {
+		return res, fmt.Errorf("fetch conversation %s: %w", in.ProviderID, err)
+	}
+	agent, err := storage.VoiceAgents{DB: a.DB}.Get(ctx, d.AgentID)
+	if errors.Is(err, storage.ErrNotFound) {
+		activity.GetLogger(ctx).Info("conversation of an unmapped agent: not stored", "ConversationID", in.ProviderID, "AgentID", d.AgentID)
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	name := in.AgentName
+	if name == "" {
+		// The webhook's detail names no agent: keep a name a listing
+		// stored, else use the operator's.
+		name = agent.Name
+		if stored, err := (storage.Conversations{DB: a.DB}).ByProviderID(ctx, in.ProviderID); err == nil && stored.AgentName != "" {
+			name = stored.AgentName
+		}
+	}
+	perMinute, err := storage.Prices{DB: a.DB}.Get(ctx, voice.PriceItem)
+	if err != nil {
+		return res, err
+	}
+	row := voice.Record(d, agent.AccountID, name, perMinute)
+	if err := (storage.Conversations{DB: a.DB}).Upsert(ctx, &row); err != nil {
+		return res, err
+	}
+	return workflows.ConversationIngestResult{Stored: true, ConversationID: row.ID, HasAnalysis: row.HasAnalysis}, nil
+}
+
+// Ready records conversation.ready in the outbox once the conversation's
+// analysis is stored, with the conversation as GET /conversations/{id}
+// shows it; recording it again keeps the first.
+func (a *Voice) Ready(ctx context.Context, in workflows.ConversationRef) error {
+	c, err := storage.Conversations{DB: a.DB}.Get(ctx, in.ConversationID)
+	if err != nil {
+		return err
+	}
+	if !c.HasAnalysis {
+		return nil
+	}
+	payload, err := json.Marshal(voice.DetailOf(c))
+	if err != nil {
+		return fmt.Errorf("encode conversation %d: %w", c.ID, err)
+	}
+	return storage.Events{DB: a.DB}.Record(ctx, &storage.Event{
+		AccountID: c.AccountID, Type: storage.EventConversationReady, SubjectID: c.ID, Payload: payload,
+	})
+}
+
+// Charge posts a priced conversation's charge once (ledger key
+// (conversation, voice_minute)). A call not yet priced (still running) is
+// left for a later ingest. While the balance does not cover it the
+// activity fails and is retried, so a top-up within the retry window is
+// charged.
+func (a *Voice) Charge(ctx context.Context, in workflows.ConversationRef) error {
+	conversations := storage.Conversations{DB: a.DB}
+	c, err := conversations.Get(ctx, in.ConversationID)
+	if err != nil {
+		return err
+	}
+	if c.CostMicros == nil || c.ChargedAt != nil {
+		return nil
+	}
+	if *c.CostMicros > 0 {
+		_, err := storage.Ledger{DB: a.DB}.Post(ctx, storage.Movement{
+			AccountID: c.AccountID, Kind: storage.KindCharge, Service: billing.ServiceVoiceMinute, Amount: *c.CostMicros,
+			Key:     storage.ChargeKey(voice.LedgerKind, c.ID, billing.ServiceVoiceMinute),
+			JobKind: voice.LedgerKind, JobID: c.ID, Stage: billing.ServiceVoiceMinute,
+		})
+		if err != nil {
+			return fmt.Errorf("charge conversation %d: %w", c.ID, err)
+		}
+	}
+	return conversations.MarkCharged(ctx, c.ID)
+}

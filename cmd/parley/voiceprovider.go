@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"parley/config"
+	"parley/elevenlabs"
+	"parley/elevenlabs/localagents"
+)
+
+const (
+	defaultVoiceProviderAddr = "127.0.0.1:8091"
+	// demoAgentID is the agent the stand-in's demo conversations belong to;
+	// make dev maps it to the dev account.
+	demoAgentID = "agent_demo_reception"
+)
+
+// voiceProvider serves the local stand-in for the ElevenLabs Agents API on
+// PARLEY_VOICE_PROVIDER_ADDR, seeded with demo conversations, for make dev.
+func voiceProvider(ctx context.Context) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	if !cfg.VoiceConfigured() {
+		return errors.New("PARLEY_ELEVENLABS_API_KEY must be set: it is the key the stand-in accepts")
+	}
+	addr := os.Getenv("PARLEY_VOICE_PROVIDER_ADDR")
+	if addr == "" {
+		addr = defaultVoiceProviderAddr
+	}
+	if err := requireLoopback("PARLEY_VOICE_PROVIDER_ADDR", addr); err != nil {
+		return err
+	}
+	log, err := newLogger(cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	standIn := localagents.New(localagents.Config{APIKey: cfg.ElevenLabsAPIKey})
+	for _, d := range demoConversations(time.Now()) {
+		standIn.Put(d)
+	}
+	httpServer := &http.Server{Addr: addr, Handler: standIn, ReadHeaderTimeout: 10 * time.Second}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		log.WithField("addr", addr).WithField("agent_id", demoAgentID).Info("local voice provider listening")
+		if err := httpServer.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return httpServer.Shutdown(shutdownCtx)
+	})
+	return g.Wait()
+}
+
+// demoConversations are two calls of the demo agent from the last hours:
+// an inbound booking with its analysis, and an outbound reminder whose
+// analysis is still running.
+func demoConversations(now time.Time) []elevenlabs.Detail {
+	phone := func(direction, external string) *elevenlabs.PhoneCall {
+		return &elevenlabs.PhoneCall{Direction: direction, Type: "twilio", AgentNumber: "+14155550100", ExternalNumber: external}
+	}
+	return []elevenlabs.Detail{
+		{
+			AgentID: demoAgentID, AgentName: "Demo reception", ConversationID: "conv_demo_booking", Status: elevenlabs.StatusDone, HasAudio: true,
+			Metadata: elevenlabs.Metadata{
+				StartTimeUnixSecs: now.Add(-2 * time.Hour).Unix(), CallDurationSecs: 74, MainLanguage: "en",
+				PhoneCall: phone(elevenlabs.DirectionInbound, "+14155550199"),
+			},
+			Transcript: []elevenlabs.TranscriptItem{
+				{Role: "agent", Message: "Good evening, Trattoria Sole, how can I help?"},
+				{Role: "user", Message: "A table for four on Friday at half past seven, please.", TimeInCallSecs: 4},
+				{Role: "agent", Message: "Booked: four on Friday at 19:30. May I have a name?", TimeInCallSecs: 11},
+				{Role: "user", Message: "Rossi. Thanks!", TimeInCallSecs: 17},
+			},
+			Analysis: &elevenlabs.Analysis{
+				CallSuccessful: "success", CallSummaryTitle: "Table booking for Friday",
+				TranscriptSummary: "The caller booked a table for four on Friday at 19:30 under the name Rossi.",
+				EvaluationCriteriaResults: map[string]elevenlabs.EvaluationCriteriaResult{
+					"booking_made": {CriteriaID: "booking_made", Result: "success", Rationale: "The agent confirmed the booking."},
+				},
+				DataCollectionResults: map[string]elevenlabs.DataCollectionResult{
+					"party_size": {DataCollectionID: "party_size", Value: 4, Rationale: "The caller asked for four."},
+					"guest_name": {DataCollectionID: "guest_name", Value: "Rossi", Rationale: "The caller gave the name Rossi."},
+				},
+			},
+		},
+		{
+			AgentID: demoAgentID, AgentName: "Demo reception", ConversationID: "conv_demo_reminder", Status: elevenlabs.StatusProcessing,
+			Metadata: elevenlabs.Metadata{
+				StartTimeUnixSecs: now.Add(-time.Hour).Unix(), CallDurationSecs: 32, MainLanguage: "en",
+				PhoneCall: phone(elevenlabs.DirectionOutbound, "+14155550123"),
+			},
+			Transcript: []elevenlabs.TranscriptItem{
+				{Role: "agent", Message: "Hello, this is Trattoria Sole reminding you of your table tonight at eight."},
+				{Role: "user", Message: "Thank you, we will be there.", TimeInCallSecs: 6},
+			},
+		},
+	}
+}
