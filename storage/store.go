@@ -19,6 +19,9 @@ type Store struct {
 	Prices       Prices
 	Versions     SubtitleVersions
 	RateCounters RateCounters
+	Events       Events
+	Webhooks     Webhooks
+	Push         PushSubscriptions
 }
 
 // NewStore builds the repositories over db.
@@ -27,6 +30,7 @@ func NewStore(db *bun.DB) Store {
 		db:       db,
 		Accounts: Accounts{DB: db}, Keys: Keys{DB: db}, Jobs: Jobs{DB: db}, Admissions: Admissions{DB: db},
 		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db},
+		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db},
 	}
 }
 
