@@ -18,6 +18,8 @@ type Activities struct {
 	Media     *activities.Media
 	Speech    *activities.Speech
 	Subtitles *activities.Subtitles
+	Events    *activities.Events
+	Notify    *activities.Notify
 }
 
 // New returns a worker on the job task queue with everything registered,
@@ -49,6 +51,8 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: workflows.TranscriptionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: workflows.SubtitlesWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: workflows.ReburnWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.WebhookDeliveryWorkflow, workflow.RegisterOptions{Name: workflows.WebhookWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowName})
 }
 
 // Register adds every workflow and activity to r.
@@ -56,20 +60,26 @@ func Register(r Registry, acts Activities) {
 	RegisterWorkflows(r)
 
 	for name, fn := range map[string]any{
-		workflows.ActStartJob:     acts.Jobs.Start,
-		workflows.ActSetStatus:    acts.Jobs.SetStatus,
-		workflows.ActCharge:       acts.Jobs.Charge,
-		workflows.ActReprice:      acts.Jobs.Reprice,
-		workflows.ActFinish:       acts.Jobs.Finish,
-		workflows.ActNotify:       acts.Jobs.Notify,
-		workflows.ActDownload:     acts.Media.Download,
-		workflows.ActPrepareAudio: acts.Media.PrepareAudio,
-		workflows.ActCleanAudio:   acts.Media.CleanAudio,
-		workflows.ActTranscribe:   acts.Speech.Transcribe,
-		workflows.ActBuildSRT:     acts.Subtitles.BuildSRT,
-		workflows.ActBurn:         acts.Subtitles.Burn,
-		workflows.ActPublishBurn:  acts.Subtitles.Publish,
-		workflows.ActReburnFailed: acts.Subtitles.ReburnFailed,
+		workflows.ActStartJob:       acts.Jobs.Start,
+		workflows.ActSetStatus:      acts.Jobs.SetStatus,
+		workflows.ActCharge:         acts.Jobs.Charge,
+		workflows.ActReprice:        acts.Jobs.Reprice,
+		workflows.ActFinish:         acts.Jobs.Finish,
+		workflows.ActNotify:         acts.Jobs.Notify,
+		workflows.ActDownload:       acts.Media.Download,
+		workflows.ActPrepareAudio:   acts.Media.PrepareAudio,
+		workflows.ActCleanAudio:     acts.Media.CleanAudio,
+		workflows.ActTranscribe:     acts.Speech.Transcribe,
+		workflows.ActBuildSRT:       acts.Subtitles.BuildSRT,
+		workflows.ActBurn:           acts.Subtitles.Burn,
+		workflows.ActPublishBurn:    acts.Subtitles.Publish,
+		workflows.ActReburnFailed:   acts.Subtitles.ReburnFailed,
+		workflows.ActEmitEvent:      acts.Events.Emit,
+		workflows.ActEmitJobEvent:   acts.Events.EmitJob,
+		workflows.ActDeliverWebhook: acts.Events.DeliverWebhook,
+		workflows.ActNotifyPush:     acts.Notify.Push,
+		workflows.ActNotifyEmail:    acts.Notify.Email,
+		workflows.ActNotifySMS:      acts.Notify.SMS,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
