@@ -17,7 +17,9 @@ import (
 	"parley/i18n"
 	"parley/medialink"
 	"parley/netguard"
+	"parley/notify"
 	"parley/storage"
+	"parley/webhooks"
 )
 
 // HealthChecker is anything GET /health?deep=true can probe.
@@ -48,6 +50,8 @@ type Server struct {
 	temporal client.Client
 	speech   HealthChecker
 	jobs     *admit.Service
+	webhooks *webhooks.Service
+	push     *notify.Subscriptions
 	links    medialink.Signer
 	catalog  *i18n.Catalog
 	log      *logrus.Logger
@@ -73,8 +77,10 @@ func NewServer(d Deps) *Server {
 			Objects: d.Objects, Media: d.Media, Temporal: d.Temporal, Catalog: d.Catalog, Log: d.Log,
 			Guard: netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
 		}),
-		links:   medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
-		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
+		webhooks: webhooks.New(d.Store.Webhooks, netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes}, d.Temporal, d.Config.WebhookRetries),
+		push:     notify.NewSubscriptions(d.Store.Push, netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes}),
+		links:    medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
+		catalog:  d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
 		limiter: RateLimiter{Counters: d.Store.RateCounters, Tiers: d.Config.RateTiers, Now: now},
 		keyUse:  d.Store.NewUsageBatcher(),
 		usage:   d.Store.NewUsageRecorder(),
@@ -112,6 +118,13 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/subtitles/:id/srt", scope: apikey.SubtitlesRead, handler: s.getSRT},
 		{method: http.MethodPut, path: "/subtitles/:id/srt", scope: apikey.SubtitlesWrite, handler: s.putSRT},
 		{method: http.MethodPost, path: "/subtitles/:id/reburn", scope: apikey.SubtitlesWrite, handler: s.reburn},
+		{method: http.MethodGet, path: "/webhooks", scope: apikey.WebhooksManage, handler: s.listWebhooks},
+		{method: http.MethodPost, path: "/webhooks", scope: apikey.WebhooksManage, handler: s.createWebhook},
+		{method: http.MethodDelete, path: "/webhooks/:id", scope: apikey.WebhooksManage, handler: s.deleteWebhook},
+		{method: http.MethodGet, path: "/webhooks/:id/deliveries", scope: apikey.WebhooksManage, handler: s.listDeliveries},
+		{method: http.MethodPost, path: "/webhooks/deliveries/:id/replay", scope: apikey.WebhooksManage, handler: s.replayDelivery},
+		{method: http.MethodPost, path: "/notifications/push-subscriptions", scope: apikey.ProfileRead, handler: s.createPushSubscription},
+		{method: http.MethodDelete, path: "/notifications/push-subscriptions/:id", scope: apikey.ProfileRead, handler: s.deletePushSubscription},
 		{method: http.MethodGet, path: "/media/:token", public: true, handler: s.getMedia},
 		{method: http.MethodHead, path: "/media/:token", public: true, handler: s.getMedia},
 	}

@@ -18,6 +18,7 @@ const usage = `usage: parley <command>
   migrate up|down|status   manage the database schema
   admin ...                operator commands (run 'parley admin' for the list)
   carrier [inbound ...]    local stand-in SMS carrier (Twilio protocol) for development
+  vapid generate           print a new Web Push (VAPID) key pair as env lines
 `
 
 func main() {
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string) error {
 		return admin(ctx, args[1:])
 	case "carrier":
 		return carrier(ctx, args[1:])
+	case "vapid":
+		return vapid(os.Stdout, args[1:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

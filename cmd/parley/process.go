@@ -18,11 +18,17 @@ import (
 	"parley/api"
 	"parley/config"
 	"parley/i18n"
+	"parley/mail"
 	"parley/media"
+	"parley/medialink"
 	"parley/netguard"
+	"parley/notify"
 	"parley/speech"
 	"parley/storage"
 	"parley/temporalclient"
+	"parley/twilio"
+	"parley/webhook"
+	"parley/webpush"
 	"parley/worker"
 )
 
@@ -112,16 +118,64 @@ func (s *services) close() {
 }
 
 // activities builds the worker's activity structs from the services.
-func (s *services) activities() worker.Activities {
+func (s *services) activities() (worker.Activities, error) {
 	tool := media.NewTool()
 	guard := netguard.Guard{AllowPrefixes: s.cfg.URLAllowPrefixes, MaxBytes: s.cfg.MaxUploadSize}
+	notifier, err := newNotifier(s.cfg, s.db, s.catalog, guard)
+	if err != nil {
+		return worker.Activities{}, err
+	}
+	events := newEvents(s.cfg, s.db, s.temporal, guard)
 	return worker.Activities{
-		Jobs:   &activities.Jobs{DB: s.db, Catalog: s.catalog},
+		Jobs:   &activities.Jobs{DB: s.db, Catalog: s.catalog, Events: events},
 		Media:  &activities.Media{DB: s.db, Objects: s.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
 		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog},
 		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
 			FontAvailable: media.FontAvailable},
+		Events: events,
+		Notify: &activities.Notify{Notifier: notifier},
+	}, nil
+}
+
+// newEvents builds the event activities: payload links signed like the
+// API's, deliveries through the URL guard.
+func newEvents(cfg config.Config, db *bun.DB, c client.Client, guard netguard.Guard) *activities.Events {
+	links := medialink.NewSigner(cfg.MediaSecret, cfg.MediaLinkTTL)
+	return &activities.Events{
+		DB: db, Temporal: c, Guard: guard, HTTP: guard.EndpointClient(webhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
+		VideoURL: func(key string) string { return cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 	}
+}
+
+// newNotifier builds the notification channels that are configured; the
+// others stay nil, and their notifications are recorded as skipped.
+func newNotifier(cfg config.Config, db *bun.DB, catalog *i18n.Catalog, guard netguard.Guard) (*notify.Notifier, error) {
+	n := &notify.Notifier{DB: db, Catalog: catalog, SMSFrom: cfg.NotifySMSFrom, BaseURL: cfg.BaseURL}
+	if cfg.SMTPURL != "" {
+		sender, err := mail.NewSender(mail.Config{URL: cfg.SMTPURL, From: cfg.MailFrom})
+		if err != nil {
+			return nil, fmt.Errorf("PARLEY_SMTP_URL / PARLEY_MAIL_FROM: %w", err)
+		}
+		n.Mail = sender
+	}
+	if cfg.VAPIDPublicKey != "" {
+		sender, err := webpush.NewSender(webpush.Config{
+			VAPIDPublicKey: cfg.VAPIDPublicKey, VAPIDPrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject,
+			HTTP: guard.EndpointClient(0),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("PARLEY_VAPID_*: %w", err)
+		}
+		n.Push = sender
+	}
+	if cfg.TwilioAccountSID != "" && cfg.NotifySMSFrom != "" {
+		texter, err := twilio.NewClient(twilio.Config{BaseURL: cfg.TwilioBaseURL, AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken})
+		if err != nil {
+			return nil, fmt.Errorf("PARLEY_TWILIO_*: %w", err)
+		}
+		n.SMS = texter
+	}
+	return n, nil
 }
 
 // maxHeaderBytes bounds a request's header block. Our clients send a bearer
@@ -154,7 +208,11 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	defer s.close()
 	g, ctx := errgroup.WithContext(ctx)
 	if withWorker {
-		w := worker.New(s.temporal, s.activities(), s.cfg.WorkerActivities)
+		acts, err := s.activities()
+		if err != nil {
+			return err
+		}
+		w := worker.New(s.temporal, acts, s.cfg.WorkerActivities)
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
