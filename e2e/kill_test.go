@@ -50,11 +50,12 @@ func parleyBinary(t testing.TB) string {
 	return binary.path
 }
 
-// startWorker runs `parley worker` as its own process.
-func startWorker(t *testing.T) *exec.Cmd {
+// startWorker runs `parley worker` as its own process, with env (NAME=value)
+// added to the test's environment.
+func startWorker(t *testing.T, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(parleyBinary(t), "worker")
-	cmd.Env = append(os.Environ(), "PARLEY_LOG_LEVEL=warn")
+	cmd.Env = append(append(os.Environ(), "PARLEY_LOG_LEVEL=warn"), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

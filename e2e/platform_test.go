@@ -29,10 +29,13 @@ import (
 	"parley/config"
 	"parley/i18n"
 	"parley/media"
+	"parley/medialink"
 	"parley/netguard"
+	"parley/notify"
 	"parley/speech"
 	"parley/storage"
 	"parley/testenv"
+	"parley/webhook"
 	"parley/worker"
 )
 
@@ -45,6 +48,7 @@ type platform struct {
 	temporal client.Client
 	api      *httptest.Server
 	worker   sdkworker.Worker
+	events   *activities.Events
 	now      func() time.Time
 }
 
@@ -55,6 +59,11 @@ type options struct {
 	allow     []netip.Prefix // ranges the URL guard allows although private
 	now       func() time.Time
 	temporal  client.Client // instead of the test server's
+	// retries replaces the webhook retry schedule (tests use short waits).
+	retries []time.Duration
+	// channels configures the worker's notification channels; nil leaves
+	// every channel unconfigured (notifications are skipped).
+	channels func(*notify.Notifier)
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -71,6 +80,9 @@ func startPlatform(t testing.TB, o options) *platform {
 	}
 	if o.allow != nil {
 		p.cfg.URLAllowPrefixes = o.allow
+	}
+	if o.retries != nil {
+		p.cfg.WebhookRetries = o.retries
 	}
 	catalog, err := i18n.Load()
 	if err != nil {
@@ -90,11 +102,22 @@ func startPlatform(t testing.TB, o options) *platform {
 	t.Cleanup(p.api.Close)
 	if !o.noWorker {
 		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
+		links := medialink.NewSigner(p.cfg.MediaSecret, p.cfg.MediaLinkTTL)
+		p.events = &activities.Events{
+			DB: p.db, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(webhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
+			VideoURL: func(key string) string { return p.cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
+		}
+		notifier := &notify.Notifier{DB: p.db, Catalog: catalog, BaseURL: p.cfg.BaseURL}
+		if o.channels != nil {
+			o.channels(notifier)
+		}
 		p.worker = worker.New(p.temporal, worker.Activities{
-			Jobs:      &activities.Jobs{DB: p.db, Catalog: catalog},
+			Jobs:      &activities.Jobs{DB: p.db, Catalog: catalog, Events: p.events},
 			Media:     &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
 			Speech:    &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog},
 			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
+			Events:    p.events,
+			Notify:    &activities.Notify{Notifier: notifier},
 		}, p.cfg.WorkerActivities)
 		if err := p.worker.Start(); err != nil {
 			t.Fatal(err)
