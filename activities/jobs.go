@@ -18,6 +18,8 @@ import (
 type Jobs struct {
 	DB      *bun.DB
 	Catalog *i18n.Catalog
+	// Events raises the job's event and notifications once it is final.
+	Events *Events
 }
 
 // Start moves a queued job to processing. A failed job is reopened: that
@@ -123,12 +125,18 @@ func (a *Jobs) Finish(ctx context.Context, in workflows.FinishInput) error {
 	return storage.Jobs{DB: a.DB}.Finish(ctx, in.JobID, status, in.Code, message)
 }
 
-// Notify queues the completion notifications the job asked for: push always,
-// e-mail and SMS when requested. Queuing twice changes nothing.
+// Notify queues the completion notifications the job asked for (push
+// always, e-mail and SMS when requested), emits the job's event and starts
+// the workflow that delivers the notifications. It stays the job workflows'
+// single step after the final state, so they did not change: everything
+// after it runs in workflows of its own. Running it twice changes nothing.
 func (a *Jobs) Notify(ctx context.Context, in workflows.JobInput) error {
 	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
 	if err != nil {
 		return err
 	}
-	return storage.Notifications{DB: a.DB}.Queue(ctx, job)
+	if err := (storage.Notifications{DB: a.DB}).Queue(ctx, job); err != nil {
+		return err
+	}
+	return a.Events.jobFinished(ctx, job, storage.NotificationEvent(job))
 }

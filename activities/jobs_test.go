@@ -142,8 +142,13 @@ func TestStartAndFinish(t *testing.T) {
 
 func TestNotifyQueuesRequestedChannelsOnce(t *testing.T) {
 	a, db := jobsActivities(t)
+	temporal := testenv.Temporal(t)
+	a.Events = &Events{DB: db, Temporal: temporal, VideoURL: func(key string) string { return "https://media.test/" + key }}
 	ctx := context.Background()
 	j := admitted(t, db, 10_000, [3]billing.Micros{})
+	if err := a.Finish(ctx, workflows.FinishInput{JobID: j.ID, Code: problem.BurnFailed}); err != nil {
+		t.Fatal(err)
+	}
 	for range 2 {
 		if err := a.Notify(ctx, workflows.JobInput{JobID: j.ID}); err != nil {
 			t.Fatal(err)
@@ -155,5 +160,15 @@ func TestNotifyQueuesRequestedChannelsOnce(t *testing.T) {
 	}
 	if len(channels) != 2 || channels[0] != "email" || channels[1] != "push" {
 		t.Fatalf("channels %v, want email and push once each", channels)
+	}
+	var types []string
+	if err := db.NewSelect().Table("events").Column("type").Where("account_id = ?", j.AccountID).Scan(ctx, &types); err != nil {
+		t.Fatal(err)
+	}
+	if len(types) != 1 || types[0] != "subtitles.failed" {
+		t.Fatalf("events %v, want one subtitles.failed", types)
+	}
+	if _, err := temporal.DescribeWorkflowExecution(ctx, workflows.NotifyWorkflowID(j.ID, "job.failed"), ""); err != nil {
+		t.Fatalf("notification workflow not started: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -12,6 +13,7 @@ import (
 
 	"parley/billing"
 	"parley/elevenlabs"
+	"parley/events"
 	"parley/i18n"
 	"parley/problem"
 	"parley/storage"
@@ -38,6 +40,8 @@ type Voice struct {
 	// Backfill is how far back a newly mapped agent's first sync reaches.
 	Backfill time.Duration
 	Catalog  *i18n.Catalog
+	// Events emits conversation.ready to the account's webhooks.
+	Events *Events
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -211,9 +215,9 @@ func (a *Voice) Ingest(ctx context.Context, in workflows.ConversationInput) (wor
 	return workflows.ConversationIngestResult{Stored: true, ConversationID: row.ID, HasAnalysis: row.HasAnalysis}, nil
 }
 
-// Ready records conversation.ready in the outbox once the conversation's
-// analysis is stored, with the conversation as GET /conversations/{id}
-// shows it; recording it again keeps the first.
+// Ready emits conversation.ready once the conversation's analysis is
+// stored, with the conversation as GET /conversations/{id} shows it;
+// emitting it again keeps the first event.
 func (a *Voice) Ready(ctx context.Context, in workflows.ConversationRef) error {
 	c, err := storage.Conversations{DB: a.DB}.Get(ctx, in.ConversationID)
 	if err != nil {
@@ -226,8 +230,8 @@ func (a *Voice) Ready(ctx context.Context, in workflows.ConversationRef) error {
 	if err != nil {
 		return fmt.Errorf("encode conversation %d: %w", c.ID, err)
 	}
-	return storage.Events{DB: a.DB}.Record(ctx, &storage.Event{
-		AccountID: c.AccountID, Type: storage.EventConversationReady, SubjectID: c.ID, Payload: payload,
+	return a.Events.Emit(ctx, workflows.EmitInput{
+		AccountID: c.AccountID, Type: events.ConversationReady, Subject: strconv.FormatInt(c.ID, 10), Data: payload,
 	})
 }
 

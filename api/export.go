@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"parley/jobview"
 	"parley/storage"
 	"parley/subtitles"
 	"parley/transcript"
@@ -31,8 +32,8 @@ var exporters = map[string]exporter{
 	}},
 	"json": {"application/json; charset=utf-8", func(j storage.Job) ([]byte, error) {
 		return json.MarshalIndent(exportJSON{
-			transcriptionJSON: transcriptionView(j, true),
-			Paragraphs:        paragraphs(transcriptOf(j)),
+			Transcription: jobview.NewTranscription(j, true),
+			Paragraphs:    paragraphs(transcriptOf(j)),
 		}, "", "  ")
 	}},
 }
@@ -40,7 +41,7 @@ var exporters = map[string]exporter{
 // exportJSON is the structured payload: the job with words, and the
 // paragraphs of the txt export.
 type exportJSON struct {
-	transcriptionJSON
+	jobview.Transcription
 	Paragraphs []string `json:"paragraphs"`
 }
 

@@ -4,10 +4,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"parley/admit"
+	"parley/jobview"
 	"parley/problem"
 	"parley/storage"
 )
@@ -76,3 +78,5 @@ func (s *Server) deleteJob(c *gin.Context, kind string) {
 	}
 	respond(c, http.StatusOK, gin.H{"id": id, "deleted": true})
 }
+
+func utcPtr(t *time.Time) *time.Time { return jobview.UTC(t) }

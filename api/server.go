@@ -18,8 +18,10 @@ import (
 	"parley/medialink"
 	"parley/messaging"
 	"parley/netguard"
+	"parley/notify"
 	"parley/storage"
 	"parley/voice"
+	"parley/webhooks"
 )
 
 // HealthChecker is anything GET /health?deep=true can probe.
@@ -53,14 +55,16 @@ type Server struct {
 	speech   HealthChecker
 	jobs     *admit.Service
 	// sms is nil when no carrier is configured.
-	sms     *messaging.Service
-	voice   *voice.Service
-	links   medialink.Signer
-	catalog *i18n.Catalog
-	log     *logrus.Logger
-	version string
-	started time.Time
-	now     func() time.Time
+	sms      *messaging.Service
+	voice    *voice.Service
+	links    medialink.Signer
+	catalog  *i18n.Catalog
+	log      *logrus.Logger
+	version  string
+	started  time.Time
+	now      func() time.Time
+	webhooks *webhooks.Service
+	push     *notify.Subscriptions
 
 	limiter RateLimiter
 	keyUse  *storage.UsageBatcher
@@ -87,9 +91,11 @@ func NewServer(d Deps) *Server {
 		}),
 		links:   medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
 		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
-		limiter: RateLimiter{Counters: d.Store.RateCounters, Tiers: d.Config.RateTiers, Now: now},
-		keyUse:  d.Store.NewUsageBatcher(),
-		usage:   d.Store.NewUsageRecorder(),
+		webhooks: webhooks.New(d.Store.Webhooks, netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes}, d.Temporal, d.Config.WebhookRetries),
+		push:     notify.NewSubscriptions(d.Store.Push, netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes}),
+		limiter:  RateLimiter{Counters: d.Store.RateCounters, Tiers: d.Config.RateTiers, Now: now},
+		keyUse:   d.Store.NewUsageBatcher(),
+		usage:    d.Store.NewUsageRecorder(),
 	}
 }
 
@@ -144,6 +150,13 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/sms/jobs/:id", scope: apikey.SMSRead, handler: s.getSMSBatch},
 		{method: http.MethodGet, path: "/conversations", scope: apikey.ConversationsRead, handler: s.listConversations},
 		{method: http.MethodGet, path: "/conversations/:id", scope: apikey.ConversationsRead, handler: s.getConversation},
+		{method: http.MethodGet, path: "/webhooks", scope: apikey.WebhooksManage, handler: s.listWebhooks},
+		{method: http.MethodPost, path: "/webhooks", scope: apikey.WebhooksManage, handler: s.createWebhook},
+		{method: http.MethodDelete, path: "/webhooks/:id", scope: apikey.WebhooksManage, handler: s.deleteWebhook},
+		{method: http.MethodGet, path: "/webhooks/:id/deliveries", scope: apikey.WebhooksManage, handler: s.listDeliveries},
+		{method: http.MethodPost, path: "/webhooks/deliveries/:id/replay", scope: apikey.WebhooksManage, handler: s.replayDelivery},
+		{method: http.MethodPost, path: "/notifications/push-subscriptions", scope: apikey.ProfileRead, handler: s.createPushSubscription},
+		{method: http.MethodDelete, path: "/notifications/push-subscriptions/:id", scope: apikey.ProfileRead, handler: s.deletePushSubscription},
 		{method: http.MethodGet, path: "/media/:token", public: true, handler: s.getMedia},
 		{method: http.MethodHead, path: "/media/:token", public: true, handler: s.getMedia},
 	}

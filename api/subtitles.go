@@ -1,76 +1,27 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"parley/admit"
 	"parley/jobdef"
+	"parley/jobview"
 	"parley/problem"
 	"parley/storage"
 	"parley/subtitles"
 )
 
-type reburnErrorJSON struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-type subtitleJSON struct {
-	ID                   int64            `json:"id"`
-	Service              string           `json:"service"`
-	Status               string           `json:"status"`
-	FileName             string           `json:"file_name"`
-	VideoDurationSec     *float64         `json:"video_duration_sec"`
-	OutputVideoURL       *string          `json:"output_video_url"`
-	UsedVoiceCleanup     bool             `json:"used_voice_cleanup"`
-	VoiceCleanupCostUSD  string           `json:"voice_cleanup_cost_usd"`
-	BurnCostUSD          string           `json:"burn_cost_usd"`
-	TranscriptionCostUSD string           `json:"transcription_cost_usd"`
-	Language             languageJSON     `json:"language"`
-	Style                json.RawMessage  `json:"style"`
-	StyleNote            *string          `json:"style_note,omitempty"`
-	BurnRuns             int              `json:"burn_runs"`
-	Source               string           `json:"source"`
-	EmailAfter           bool             `json:"email_after"`
-	SMSAfter             bool             `json:"sms_after"`
-	CreatedAt            time.Time        `json:"created_at"`
-	StartedAt            *time.Time       `json:"started_at"`
-	CompletedAt          *time.Time       `json:"completed_at"`
-	ErrorCode            *string          `json:"error_code,omitempty"`
-	ErrorMessage         *string          `json:"error_message,omitempty"`
-	LastReburnError      *reburnErrorJSON `json:"last_reburn_error,omitempty"`
-}
-
-func (s *Server) subtitleView(j storage.Job) subtitleJSON {
-	v := subtitleJSON{
-		ID: j.ID, Service: "subtitles", Status: j.Status, FileName: j.FileName, VideoDurationSec: j.DurationSec,
-		UsedVoiceCleanup: j.UseVoiceCleanup, VoiceCleanupCostUSD: j.Costs.VoiceCleanup.CostString(),
-		BurnCostUSD: j.Costs.Burn.CostString(), TranscriptionCostUSD: j.Costs.Transcription.CostString(),
-		Language: languageJSON{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
-		Style:    j.Style, StyleNote: j.StyleNote, BurnRuns: j.BurnRuns, Source: j.Source,
-		EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
-		CreatedAt: j.CreatedAt.UTC(), StartedAt: utcPtr(j.StartedAt), CompletedAt: utcPtr(j.CompletedAt),
-		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage,
-	}
-	if v.Style == nil {
-		v.Style = json.RawMessage("{}")
-	}
-	if j.OutputKey != nil {
-		link := s.cfg.BaseURL + "/api/v1/media/" + s.links.Token(*j.OutputKey, s.now())
-		v.OutputVideoURL = &link
-	}
-	if j.ReburnErrorCode != nil {
-		v.LastReburnError = &reburnErrorJSON{Code: *j.ReburnErrorCode, Message: orZero(j.ReburnErrorMessage)}
-	}
-	return v
+// subtitleView shapes a subtitle job with a fresh signed link to its video.
+func (s *Server) subtitleView(j storage.Job) jobview.Subtitles {
+	return jobview.NewSubtitles(j, func(key string) string {
+		return s.cfg.BaseURL + "/api/v1/media/" + s.links.Token(key, s.now())
+	})
 }
 
 // orZero reads an optional column, zero when it is NULL.
@@ -133,7 +84,7 @@ func (s *Server) listSubtitles(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := make([]subtitleJSON, 0, len(jobs))
+	out := make([]jobview.Subtitles, 0, len(jobs))
 	for _, j := range jobs {
 		out = append(out, s.subtitleView(j))
 	}

@@ -4,74 +4,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"parley/admit"
 	"parley/jobdef"
+	"parley/jobview"
 	"parley/problem"
-	"parley/storage"
-	"parley/transcript"
 )
-
-type languageJSON struct {
-	Detected  *string `json:"detected"`
-	Requested string  `json:"requested"`
-}
-
-type transcriptionJSON struct {
-	ID               int64             `json:"id"`
-	Service          string            `json:"service"`
-	Status           string            `json:"status"`
-	Kind             string            `json:"kind"`
-	FileName         string            `json:"file_name"`
-	SourceURL        *string           `json:"source_url,omitempty"`
-	AudioDurationSec *float64          `json:"audio_duration_sec"`
-	TranscriptText   string            `json:"transcript_text"`
-	Words            []transcript.Word `json:"words,omitempty"`
-	CostUSD          string            `json:"cost_usd"`
-	Language         languageJSON      `json:"language"`
-	Source           string            `json:"source"`
-	EmailAfter       bool              `json:"email_after"`
-	SMSAfter         bool              `json:"sms_after"`
-	CreatedAt        time.Time         `json:"created_at"`
-	StartedAt        *time.Time        `json:"started_at"`
-	CompletedAt      *time.Time        `json:"completed_at"`
-	ErrorCode        *string           `json:"error_code,omitempty"`
-	ErrorMessage     *string           `json:"error_message,omitempty"`
-}
-
-// transcriptionView shapes a job; words only when asked for and done, and
-// the transcript only once done.
-func transcriptionView(j storage.Job, withWords bool) transcriptionJSON {
-	v := transcriptionJSON{
-		ID: j.ID, Service: "speech-to-text", Status: j.Status, Kind: j.InputKind, FileName: j.FileName,
-		SourceURL: j.SourceURL, AudioDurationSec: j.DurationSec, CostUSD: j.Costs.Transcription.CostString(),
-		Language: languageJSON{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
-		Source:   j.Source, EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
-		CreatedAt: j.CreatedAt.UTC(), StartedAt: utcPtr(j.StartedAt), CompletedAt: utcPtr(j.CompletedAt),
-		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage,
-	}
-	if j.Status == jobdef.Done {
-		v.TranscriptText = j.TranscriptText
-		if withWords {
-			v.Words = j.Words
-			if v.Words == nil {
-				v.Words = []transcript.Word{}
-			}
-		}
-	}
-	return v
-}
-
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
 
 var transcribeFields = []string{"language", "email_after", "sms_after"}
 
@@ -128,9 +68,9 @@ func (s *Server) listTranscriptions(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := make([]transcriptionJSON, 0, len(jobs))
+	out := make([]jobview.Transcription, 0, len(jobs))
 	for _, j := range jobs {
-		out = append(out, transcriptionView(j, false))
+		out = append(out, jobview.NewTranscription(j, false))
 	}
 	respond(c, http.StatusOK, gin.H{"jobs": out})
 }
@@ -141,7 +81,7 @@ func (s *Server) getTranscription(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusOK, transcriptionView(job, true))
+	respond(c, http.StatusOK, jobview.NewTranscription(job, true))
 }
 
 func (s *Server) deleteTranscription(c *gin.Context) {

@@ -36,6 +36,7 @@ const (
 	SMSRead           = "sms:read"
 	ConversationsRead = "conversations:read"
 	KeysManage        = "keys:manage"
+	WebhooksManage    = "webhooks:manage"
 )
 
 // Admin-level scopes (decisions.md).
@@ -47,7 +48,7 @@ const (
 
 // UserScopes and AdminScopes list every scope of each level.
 var (
-	UserScopes  = []string{ProfileRead, TranscribeRead, TranscribeWrite, SubtitlesRead, SubtitlesWrite, SMSSend, SMSRead, ConversationsRead, KeysManage}
+	UserScopes  = []string{ProfileRead, TranscribeRead, TranscribeWrite, SubtitlesRead, SubtitlesWrite, SMSSend, SMSRead, ConversationsRead, KeysManage, WebhooksManage}
 	AdminScopes = []string{AdminKeys, AdminHealth, AdminAccounts}
 )
 

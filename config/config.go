@@ -86,6 +86,17 @@ type Config struct {
 	// MinTransferBytes per MinTransferWindow at least.
 	MinTransferBytes  int64
 	MinTransferWindow time.Duration
+
+	// WebhookRetries are the waits before each retry of a webhook delivery.
+	WebhookRetries []time.Duration
+
+	// Notification channels; an empty setting leaves its channel skipped.
+	SMTPURL         string
+	MailFrom        string
+	VAPIDPublicKey  string
+	VAPIDPrivateKey string
+	VAPIDSubject    string
+	NotifySMSFrom   string
 }
 
 // minSecretLen is the shortest signing secret accepted: 32 characters of a
@@ -105,6 +116,22 @@ func (c Config) CheckSigningSecrets() error {
 	// with a guessable one, anyone could make us fetch and bill calls.
 	if c.VoiceConfigured() && len(c.ElevenLabsWebhookSecret) < minSecretLen {
 		return fmt.Errorf("PARLEY_ELEVENLABS_WEBHOOK_SECRET must be set to the post-call webhook's secret (at least %d characters) when PARLEY_ELEVENLABS_API_KEY is set", minSecretLen)
+	}
+	return c.CheckVAPID()
+}
+
+// CheckVAPID refuses half a VAPID configuration: push is optional, but a
+// public key without its private key (or either without a subject) would
+// make every push fail instead of being skipped.
+func (c Config) CheckVAPID() error {
+	set := 0
+	for _, v := range []string{c.VAPIDPublicKey, c.VAPIDPrivateKey, c.VAPIDSubject} {
+		if v != "" {
+			set++
+		}
+	}
+	if set != 0 && set != 3 {
+		return fmt.Errorf("PARLEY_VAPID_PUBLIC_KEY, PARLEY_VAPID_PRIVATE_KEY and PARLEY_VAPID_SUBJECT must be set together (parley vapid generate makes a key pair)")
 	}
 	return nil
 }
@@ -170,6 +197,13 @@ var Vars = []Var{
 	{"PARLEY_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) that may call the API; empty: CORS off; * is refused"},
 	{"PARLEY_MIN_TRANSFER_BYTES", "65536", "a client sending a body or reading a response must move at least this many bytes per PARLEY_MIN_TRANSFER_WINDOW"},
 	{"PARLEY_MIN_TRANSFER_WINDOW", "30s", "window for PARLEY_MIN_TRANSFER_BYTES; a slower client is disconnected"},
+	{"PARLEY_WEBHOOK_RETRIES", "5s,5m,30m,2h,5h,10h,10h", "waits before each retry of a webhook delivery (comma-separated durations); after the last, the delivery is failed"},
+	{"PARLEY_SMTP_URL", "", "smtp://[user:password@]host[:port] for e-mail notifications; empty: e-mail notifications are skipped"},
+	{"PARLEY_MAIL_FROM", "", "sender of e-mail notifications, e.g. Parley <no-reply@example.com>"},
+	{"PARLEY_VAPID_PUBLIC_KEY", "", "Web Push application server public key (base64url; parley vapid generate); empty: push notifications are skipped"},
+	{"PARLEY_VAPID_PRIVATE_KEY", "", "Web Push application server private key (base64url), set with the public key"},
+	{"PARLEY_VAPID_SUBJECT", "", "contact for push services: mailto: or https: URL, set with the keys"},
+	{"PARLEY_NOTIFY_SMS_FROM", "", "sender number of SMS notifications (free, outside the quota); empty: SMS notifications are skipped"},
 }
 
 // Load reads the configuration from the environment.
@@ -279,7 +313,30 @@ func Load() (Config, error) {
 	if c.VoiceActivities, err = strconv.Atoi(get("PARLEY_VOICE_ACTIVITIES")); err != nil || c.VoiceActivities <= 0 {
 		return c, fmt.Errorf("PARLEY_VOICE_ACTIVITIES: want a positive integer")
 	}
+	if c.WebhookRetries, err = ParseDurations(get("PARLEY_WEBHOOK_RETRIES")); err != nil {
+		return c, fmt.Errorf("PARLEY_WEBHOOK_RETRIES: %w", err)
+	}
+	c.SMTPURL, c.MailFrom = os.Getenv("PARLEY_SMTP_URL"), os.Getenv("PARLEY_MAIL_FROM")
+	c.VAPIDPublicKey, c.VAPIDPrivateKey = os.Getenv("PARLEY_VAPID_PUBLIC_KEY"), os.Getenv("PARLEY_VAPID_PRIVATE_KEY")
+	c.VAPIDSubject = os.Getenv("PARLEY_VAPID_SUBJECT")
+	c.NotifySMSFrom = os.Getenv("PARLEY_NOTIFY_SMS_FROM")
 	return c, nil
+}
+
+// ParseDurations reads a comma-separated list of positive durations.
+func ParseDurations(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		d, err := time.ParseDuration(part)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%q: want a positive duration such as 5s or 2h", part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // ParseOrigins reads a comma-separated list of exact origins. Each must be

@@ -31,12 +31,15 @@ import (
 	"parley/i18n"
 	"parley/media"
 	"parley/media/mediatest"
+	"parley/medialink"
 	"parley/netguard"
+	"parley/notify"
 	"parley/speech"
 	"parley/storage"
 	"parley/testenv"
 	"parley/twilio"
 	"parley/twilio/localcarrier"
+	"parley/webhook"
 	"parley/worker"
 )
 
@@ -49,6 +52,7 @@ type platform struct {
 	temporal client.Client
 	api      *httptest.Server
 	worker   worker.Workers
+	events   *activities.Events
 	now      func() time.Time
 	// carrier is the local SMS carrier, when the options asked for one.
 	carrier *localcarrier.Server
@@ -70,6 +74,11 @@ type options struct {
 	// voice, when set, connects the platform to a local voice provider
 	// and runs the voice worker and the voice-sync schedule.
 	voice *voiceOptions
+	// retries replaces the webhook retry schedule (tests use short waits).
+	retries []time.Duration
+	// channels configures the worker's notification channels; nil leaves
+	// every channel unconfigured (notifications are skipped).
+	channels func(*notify.Notifier)
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -86,6 +95,9 @@ func startPlatform(t testing.TB, o options) *platform {
 	}
 	if o.allow != nil {
 		p.cfg.URLAllowPrefixes = o.allow
+	}
+	if o.retries != nil {
+		p.cfg.WebhookRetries = o.retries
 	}
 	catalog, err := i18n.Load()
 	if err != nil {
@@ -118,13 +130,25 @@ func startPlatform(t testing.TB, o options) *platform {
 	t.Cleanup(p.api.Close)
 	if !o.noWorker {
 		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
+		links := medialink.NewSigner(p.cfg.MediaSecret, p.cfg.MediaLinkTTL)
+		p.events = &activities.Events{
+			DB: p.db, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(webhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
+			VideoURL: func(key string) string { return p.cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
+		}
+		notifier := &notify.Notifier{DB: p.db, Catalog: catalog, BaseURL: p.cfg.BaseURL}
+		if o.channels != nil {
+			o.channels(notifier)
+		}
+		voiceActs.Events = p.events
 		acts := worker.Activities{
-			Jobs:  &activities.Jobs{DB: p.db, Catalog: catalog},
+			Jobs:  &activities.Jobs{DB: p.db, Catalog: catalog, Events: p.events},
 			Media: &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
 			Speech: &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog,
 				Split: chunking.Params{Above: p.cfg.SplitAbove.Seconds(), Length: p.cfg.ChunkLength.Seconds()}},
 			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
 			Voice:     voiceActs,
+			Events:    p.events,
+			Notify:    &activities.Notify{Notifier: notifier},
 		}
 		if o.sms {
 			carrier, err := twilio.NewClient(twilio.Config{BaseURL: p.cfg.TwilioBaseURL, AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken})

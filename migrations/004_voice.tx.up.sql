@@ -60,24 +60,6 @@ CREATE INDEX conversations_unsettled_idx ON conversations (agent_id, started_at)
 
 --bun:split
 
--- Outbox of account events (conversation.ready now; the webhooks feature
--- delivers them). One event per (type, subject): recording twice is a no-op.
-CREATE TABLE events (
-    id         bigserial PRIMARY KEY,
-    account_id text NOT NULL REFERENCES accounts (id),
-    type       text NOT NULL,
-    subject_id bigint NOT NULL,
-    payload    jsonb NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now(),
-    UNIQUE (type, subject_id)
-);
-
---bun:split
-
-CREATE INDEX events_account_idx ON events (account_id, id);
-
---bun:split
-
 -- Voice calls are billed per second at a per-minute price.
 INSERT INTO prices (item, micros, unit) VALUES ('voice_minute', 100000, 'minute')
     ON CONFLICT (item) DO NOTHING;

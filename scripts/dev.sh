@@ -80,6 +80,21 @@ if [[ -z ${PARLEY_MEDIA_SECRET:-} ]]; then
 	export PARLEY_MEDIA_SECRET
 fi
 
+# Web Push: a VAPID key pair kept with the dev data (browsers' subscriptions
+# are bound to the public key, so it must survive restarts), exported here
+# and appended to $DIR/env for other shells.
+if [[ -z ${PARLEY_VAPID_PUBLIC_KEY:-} ]]; then
+	if [[ ! -s $DIR/vapid-keys ]]; then
+		(umask 077 && "$PARLEY" vapid generate 9>&- >"$DIR/vapid-keys")
+	fi
+	{
+		sed 's/^/export /' "$DIR/vapid-keys"
+		echo "export PARLEY_VAPID_SUBJECT=mailto:$DEV_EMAIL"
+	} >>"$DIR/env"
+	# shellcheck source=/dev/null
+	. "$DIR/env"
+fi
+
 say "migrate up"
 "$PARLEY" migrate up 9>&-
 

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -249,38 +248,4 @@ func (r Conversations) Seconds(ctx context.Context, accountID string, since time
 		return 0, fmt.Errorf("sum conversation seconds: %w", err)
 	}
 	return total, nil
-}
-
-// Event types recorded in the outbox.
-const EventConversationReady = "conversation.ready"
-
-// Event is one row of the outbox of account events, delivered to the
-// account's webhook endpoints by the webhooks feature.
-type Event struct {
-	bun.BaseModel `bun:"table:events"`
-
-	ID        int64           `bun:"id,pk,autoincrement"`
-	AccountID string          `bun:"account_id"`
-	Type      string          `bun:"type"`
-	SubjectID int64           `bun:"subject_id"`
-	Payload   json.RawMessage `bun:"payload,type:jsonb"`
-	CreatedAt time.Time       `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-}
-
-// Events writes the outbox.
-type Events struct{ DB bun.IDB }
-
-// Record adds e once per (type, subject); recording it again keeps the
-// first one (and its payload) and returns it.
-func (r Events) Record(ctx context.Context, e *Event) error {
-	res, err := r.DB.NewInsert().Model(e).ExcludeColumn("id", "created_at").
-		On("CONFLICT (type, subject_id) DO NOTHING").Returning("*").Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("record event %s %d: %w", e.Type, e.SubjectID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		return nil
-	}
-	err = r.DB.NewSelect().Model(e).Where("type = ? AND subject_id = ?", e.Type, e.SubjectID).Scan(ctx)
-	return notFound(err)
 }

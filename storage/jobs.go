@@ -189,12 +189,15 @@ func (r Jobs) Reopen(ctx context.Context, id int64) error {
 	})
 }
 
+// NotificationEvent is what the outbox calls a job's final state.
+func NotificationEvent(j Job) string { return "job." + j.Status }
+
 // Notifications is the outbox of completion notifications.
 type Notifications struct{ DB bun.IDB }
 
 // Queue records the notifications a finished job asked for, once each.
 func (n Notifications) Queue(ctx context.Context, j Job) error {
-	event := "job." + j.Status
+	event := NotificationEvent(j)
 	channels := []string{"push"}
 	if j.EmailAfter {
 		channels = append(channels, "email")

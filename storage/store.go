@@ -22,6 +22,9 @@ type Store struct {
 	SMS           SMS
 	Conversations Conversations
 	VoiceAgents   VoiceAgents
+	Events        Events
+	Webhooks      Webhooks
+	Push          PushSubscriptions
 }
 
 // NewStore builds the repositories over db.
@@ -31,6 +34,7 @@ func NewStore(db *bun.DB) Store {
 		Accounts: Accounts{DB: db}, Keys: Keys{DB: db}, Jobs: Jobs{DB: db}, Admissions: Admissions{DB: db},
 		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db}, SMS: SMS{DB: db},
 		Conversations: Conversations{DB: db}, VoiceAgents: VoiceAgents{DB: db},
+		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db},
 	}
 }
 

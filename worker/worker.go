@@ -19,6 +19,8 @@ type Activities struct {
 	Media     *activities.Media
 	Speech    *activities.Speech
 	Subtitles *activities.Subtitles
+	Events    *activities.Events
+	Notify    *activities.Notify
 	SMS       *activities.SMS
 	Voice     *activities.Voice
 }
@@ -107,6 +109,8 @@ func registerJobWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: workflows.TranscriptionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: workflows.SubtitlesWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: workflows.ReburnWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.WebhookDeliveryWorkflow, workflow.RegisterOptions{Name: workflows.WebhookWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowName})
 }
 
 func registerVoiceWorkflows(r WorkflowRegistry) {
@@ -151,6 +155,12 @@ func registerJobs(r Registry, acts Activities) {
 		workflows.ActBurn:            acts.Subtitles.Burn,
 		workflows.ActPublishBurn:     acts.Subtitles.Publish,
 		workflows.ActReburnFailed:    acts.Subtitles.ReburnFailed,
+		workflows.ActEmitEvent:       acts.Events.Emit,
+		workflows.ActEmitJobEvent:    acts.Events.EmitJob,
+		workflows.ActDeliverWebhook:  acts.Events.DeliverWebhook,
+		workflows.ActNotifyPush:      acts.Notify.Push,
+		workflows.ActNotifyEmail:     acts.Notify.Email,
+		workflows.ActNotifySMS:       acts.Notify.SMS,
 	})
 }
 

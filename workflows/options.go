@@ -82,3 +82,34 @@ func failJob(ctx workflow.Context, jobID int64, cause error, fallback string) er
 	}
 	return temporal.NewNonRetryableApplicationError("job failed: "+code, code, cause)
 }
+
+// webhookAttempt is for one POST to an endpoint: the HTTP outcome is the
+// activity's result, so retries here only cover the worker or the database
+// failing, briefly; the delivery schedule is the workflow's.
+func webhookAttempt(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	})
+}
+
+// notifyWork is for one notification channel: it heartbeats, so a killed
+// worker's attempt is retried within HeartbeatTimeout, and gives up after
+// NotifyAttempts (the last attempt records the failure in the outbox).
+func notifyWork(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		HeartbeatTimeout:    15 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    5 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    10 * time.Minute,
+			MaximumAttempts:    NotifyAttempts,
+		},
+	})
+}

@@ -189,14 +189,14 @@ func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
 	sends := make([]workflow.Future, len(ids))
 	for i, id := range ids {
 		if i >= smsWindow {
-			if err := outcome(ctx, ids[i-smsWindow], sends[i-smsWindow]); err != nil {
+			if err := awaitSend(ctx, ids[i-smsWindow], sends[i-smsWindow]); err != nil {
 				return err
 			}
 		}
 		sends[i] = workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, SMSSendInput{MessageID: id})
 	}
 	for i := max(len(ids)-smsWindow, 0); i < len(ids); i++ {
-		if err := outcome(ctx, ids[i], sends[i]); err != nil {
+		if err := awaitSend(ctx, ids[i], sends[i]); err != nil {
 			return err
 		}
 	}
@@ -204,12 +204,12 @@ func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
 }
 
 func sendOne(ctx workflow.Context, id int64) error {
-	return outcome(ctx, id, workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, SMSSendInput{MessageID: id}))
+	return awaitSend(ctx, id, workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, SMSSendInput{MessageID: id}))
 }
 
-// outcome waits for a send; one whose retries ran out (the carrier stayed
+// awaitSend waits for a send; one whose retries ran out (the carrier stayed
 // unreachable) is recorded as failed, releasing its reservation.
-func outcome(ctx workflow.Context, id int64, send workflow.Future) error {
+func awaitSend(ctx workflow.Context, id int64, send workflow.Future) error {
 	err := send.Get(ctx, nil)
 	if err == nil {
 		return nil

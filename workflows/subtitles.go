@@ -97,7 +97,7 @@ func runBurn(ctx workflow.Context, in BurnInput) (BurnResult, error) {
 // ReburnWorkflow burns a done job again from its current SRT, for free. The
 // API has already moved the job to burning; success publishes the new video
 // and returns the job to done; failure returns it to done with the previous
-// video and records why.
+// video and records why. Either way subtitles.reburned is emitted.
 func ReburnWorkflow(ctx workflow.Context, in ReburnInput) error {
 	burn := BurnInput{JobID: in.JobID, Run: in.Run, SourceKey: in.SourceKey, CleanedAudioKey: in.CleanedAudioKey}
 	out, err := runBurn(ctx, burn)
@@ -111,7 +111,12 @@ func ReburnWorkflow(ctx workflow.Context, in ReburnInput) error {
 		if ferr := workflow.ExecuteActivity(bookkeeping(dctx), ActReburnFailed, failed).Get(dctx, nil); ferr != nil {
 			return ferr
 		}
+		reburned(dctx, in)
 		return temporal.NewNonRetryableApplicationError("reburn failed: "+code, code, err)
 	}
-	return setStatus(ctx, in.JobID, jobdef.Burning, jobdef.Done)
+	if err := setStatus(ctx, in.JobID, jobdef.Burning, jobdef.Done); err != nil {
+		return err
+	}
+	reburned(ctx, in)
+	return nil
 }

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -132,6 +133,12 @@ func TestSubtitlesWorkflowFailedChargeLeavesNoCharges(t *testing.T) {
 	require.Len(t, h.named(workflows.ActPublishBurn), 0)
 }
 
+// reburnedEvent is the subtitles.reburned event of run, emitted however the
+// re-burn ended.
+func reburnedEvent(run int) call {
+	return call{workflows.ActEmitJobEvent, workflows.EmitJobInput{JobID: jobID, Type: "subtitles.reburned", Subject: fmt.Sprintf("%d/reburn/%d", jobID, run)}}
+}
+
 func TestReburnWorkflow(t *testing.T) {
 	const run = 3
 	tests := []struct {
@@ -142,24 +149,24 @@ func TestReburnWorkflow(t *testing.T) {
 	}{
 		{
 			name:      "success publishes run N and returns the job to done, free",
-			wantCalls: seq(burn(run), publish(run), setStatus("burning", "done")),
+			wantCalls: seq(burn(run), publish(run), setStatus("burning", "done"), reburnedEvent(run)),
 		},
 		{
 			name:      "a burn that keeps failing is recorded as BURN_FAILED",
 			fail:      script{workflows.ActBurn: always(errors.New("ffmpeg killed"))},
-			wantCalls: seq(repeat(burn(run), mediaAttempts), reburnFailed(problem.BurnFailed, "")),
+			wantCalls: seq(repeat(burn(run), mediaAttempts), reburnFailed(problem.BurnFailed, ""), reburnedEvent(run)),
 			wantErr:   true,
 		},
 		{
 			name:      "a refused burn is recorded with its own code and message",
 			fail:      script{workflows.ActBurn: always(refused(problem.MediaUnreadable, "unreadable"))},
-			wantCalls: seq(burn(run), reburnFailed(problem.MediaUnreadable, "unreadable")),
+			wantCalls: seq(burn(run), reburnFailed(problem.MediaUnreadable, "unreadable"), reburnedEvent(run)),
 			wantErr:   true,
 		},
 		{
 			name:      "a publish that fails after the burn is recorded as BURN_FAILED",
 			fail:      script{workflows.ActPublishBurn: always(refused("SomethingElse", "db gone"))},
-			wantCalls: seq(burn(run), publish(run), reburnFailed(problem.BurnFailed, "")),
+			wantCalls: seq(burn(run), publish(run), reburnFailed(problem.BurnFailed, ""), reburnedEvent(run)),
 			wantErr:   true,
 		},
 	}

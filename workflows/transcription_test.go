@@ -61,6 +61,7 @@ func newHarness(t *testing.T, fail script) *harness {
 	// activity the worker runs fails the test.
 	worker.Register(env, worker.Activities{
 		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
+		Events: &activities.Events{}, Notify: &activities.Notify{},
 	})
 	outcomes := map[string]any{
 		workflows.ActStartJob: func(_ context.Context, in workflows.JobInput) error { return h.record(workflows.ActStartJob, in) },
@@ -105,6 +106,9 @@ func newHarness(t *testing.T, fail script) *harness {
 		},
 		workflows.ActReburnFailed: func(_ context.Context, in workflows.ReburnFailedInput) error {
 			return h.record(workflows.ActReburnFailed, in)
+		},
+		workflows.ActEmitJobEvent: func(_ context.Context, in workflows.EmitJobInput) error {
+			return h.record(workflows.ActEmitJobEvent, in)
 		},
 	}
 	for name, outcome := range outcomes {

@@ -19,6 +19,7 @@ const usage = `usage: parley <command>
   admin ...                operator commands (run 'parley admin' for the list)
   carrier [inbound ...]    local stand-in SMS carrier (Twilio protocol) for development
   voice-provider           local stand-in voice provider (ElevenLabs Agents) with demo calls, for development
+  vapid generate           print a new Web Push (VAPID) key pair as env lines
 `
 
 func main() {
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("voice-provider takes no arguments")
 		}
 		return voiceProvider(ctx)
+	case "vapid":
+		return vapid(os.Stdout, args[1:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -20,13 +20,18 @@ import (
 	"parley/config"
 	"parley/elevenlabs"
 	"parley/i18n"
+	"parley/mail"
 	"parley/media"
+	"parley/medialink"
 	"parley/netguard"
+	"parley/notify"
 	"parley/speech"
 	"parley/storage"
 	"parley/temporalclient"
 	"parley/twilio"
 	"parley/voice"
+	"parley/webhook"
+	"parley/webpush"
 	"parley/worker"
 	"parley/workflows"
 )
@@ -125,14 +130,21 @@ func (s *services) close() {
 func (s *services) activities() (worker.Activities, error) {
 	tool := media.NewTool()
 	guard := netguard.Guard{AllowPrefixes: s.cfg.URLAllowPrefixes, MaxBytes: s.cfg.MaxUploadSize}
+	notifier, err := newNotifier(s.cfg, s.db, s.catalog, guard)
+	if err != nil {
+		return worker.Activities{}, err
+	}
+	events := newEvents(s.cfg, s.db, s.temporal, guard)
 	acts := worker.Activities{
-		Jobs:  &activities.Jobs{DB: s.db, Catalog: s.catalog},
+		Jobs:  &activities.Jobs{DB: s.db, Catalog: s.catalog, Events: events},
 		Media: &activities.Media{DB: s.db, Objects: s.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
 		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog,
 			Split: chunking.Params{Above: s.cfg.SplitAbove.Seconds(), Length: s.cfg.ChunkLength.Seconds()}},
 		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
 			FontAvailable: media.FontAvailable},
-		Voice: &activities.Voice{DB: s.db, Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog},
+		Voice:  &activities.Voice{DB: s.db, Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog, Events: events},
+		Events: events,
+		Notify: &activities.Notify{Notifier: notifier},
 	}
 	if s.cfg.SMSConfigured() {
 		carrier, err := twilio.NewClient(twilio.Config{BaseURL: s.cfg.TwilioBaseURL, AccountSID: s.cfg.TwilioAccountSID, AuthToken: s.cfg.TwilioAuthToken})
@@ -143,6 +155,16 @@ func (s *services) activities() (worker.Activities, error) {
 			StatusCallback: s.cfg.BaseURL + "/hooks/twilio/sms/status", Now: time.Now}
 	}
 	return acts, nil
+}
+
+// newEvents builds the event activities: payload links signed like the
+// API's, deliveries through the URL guard.
+func newEvents(cfg config.Config, db *bun.DB, c client.Client, guard netguard.Guard) *activities.Events {
+	links := medialink.NewSigner(cfg.MediaSecret, cfg.MediaLinkTTL)
+	return &activities.Events{
+		DB: db, Temporal: c, Guard: guard, HTTP: guard.EndpointClient(webhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
+		VideoURL: func(key string) string { return cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
+	}
 }
 
 // voiceProvider is the provider client as an interface value that is nil
@@ -191,6 +213,37 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 		"workers": len(w), "speech_concurrency": s.cfg.SpeechConcurrency, "sms": acts.SMS != nil, "voice": s.cfg.VoiceConfigured(),
 	}).Info("worker started")
 	return stop, nil
+}
+
+// newNotifier builds the notification channels that are configured; the
+// others stay nil, and their notifications are recorded as skipped.
+func newNotifier(cfg config.Config, db *bun.DB, catalog *i18n.Catalog, guard netguard.Guard) (*notify.Notifier, error) {
+	n := &notify.Notifier{DB: db, Catalog: catalog, SMSFrom: cfg.NotifySMSFrom, BaseURL: cfg.BaseURL}
+	if cfg.SMTPURL != "" {
+		sender, err := mail.NewSender(mail.Config{URL: cfg.SMTPURL, From: cfg.MailFrom})
+		if err != nil {
+			return nil, fmt.Errorf("PARLEY_SMTP_URL / PARLEY_MAIL_FROM: %w", err)
+		}
+		n.Mail = sender
+	}
+	if cfg.VAPIDPublicKey != "" {
+		sender, err := webpush.NewSender(webpush.Config{
+			VAPIDPublicKey: cfg.VAPIDPublicKey, VAPIDPrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject,
+			HTTP: guard.EndpointClient(0),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("PARLEY_VAPID_*: %w", err)
+		}
+		n.Push = sender
+	}
+	if cfg.TwilioAccountSID != "" && cfg.NotifySMSFrom != "" {
+		texter, err := twilio.NewClient(twilio.Config{BaseURL: cfg.TwilioBaseURL, AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken})
+		if err != nil {
+			return nil, fmt.Errorf("PARLEY_TWILIO_*: %w", err)
+		}
+		n.SMS = texter
+	}
+	return n, nil
 }
 
 // maxHeaderBytes bounds a request's header block. Our clients send a bearer

@@ -1,0 +1,180 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/activity"
+
+	"parley/events"
+	"parley/jobdef"
+	"parley/jobview"
+	"parley/netguard"
+	"parley/notify"
+	"parley/storage"
+	"parley/webhook"
+	"parley/workflows"
+)
+
+// Events records events and delivers them to the account's webhook
+// endpoints. Emit is the one call a feature makes to raise an event.
+type Events struct {
+	DB       *bun.DB
+	Temporal workflows.Starter
+	// VideoURL signs a link to a subtitle job's video for its payload.
+	VideoURL func(key string) string
+	// Guard checks every endpoint URL again before each attempt; HTTP is
+	// its EndpointClient, which dials through it.
+	Guard netguard.Guard
+	HTTP  *http.Client
+	// Retries are the waits between a delivery's attempts.
+	Retries []time.Duration
+}
+
+// Emit records one occurrence of an event — once per (type, subject), so a
+// retried or replayed caller emits it once — and starts its delivery to every
+// endpoint of the account subscribed to the type. Deliveries run as workflows
+// of their own, started here through the client rather than as children of
+// the caller: the caller (a job workflow, an SMS batch) never waits for an
+// endpoint, and its history does not change with the number of endpoints.
+// Callers are activities, retried until Emit succeeds; every step is idempotent.
+func (a *Events) Emit(ctx context.Context, in workflows.EmitInput) error {
+	if !events.Known(in.Type) {
+		return fmt.Errorf("emit: unknown event type %q", in.Type)
+	}
+	e, err := storage.Events{DB: a.DB}.Record(ctx, in.AccountID, in.Type, in.Subject, func(id int64, at time.Time) (json.RawMessage, error) {
+		return events.Build(id, in.Type, at, json.RawMessage(in.Data))
+	})
+	if err != nil {
+		return err
+	}
+	deliveries, err := storage.Webhooks{DB: a.DB}.OpenDeliveries(ctx, e)
+	if err != nil {
+		return err
+	}
+	for _, d := range deliveries {
+		in := workflows.WebhookInput{DeliveryID: d.ID, EventID: e.ID, EndpointID: d.EndpointID, Retries: a.Retries}
+		summary := fmt.Sprintf("%s %s to endpoint %d", e.Type, events.PublicID(e.ID), d.EndpointID)
+		if err := workflows.StartWebhookDelivery(ctx, a.Temporal, e.AccountID, summary, in, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EmitJob emits an event whose data is the job as its GET returns it now.
+func (a *Events) EmitJob(ctx context.Context, in workflows.EmitJobInput) error {
+	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+	if err != nil {
+		return err
+	}
+	data, err := a.jobData(job)
+	if err != nil {
+		return err
+	}
+	return a.Emit(ctx, workflows.EmitInput{AccountID: job.AccountID, Type: in.Type, Subject: in.Subject, Data: data})
+}
+
+func (a *Events) jobData(job storage.Job) ([]byte, error) {
+	var view any = jobview.NewTranscription(job, true)
+	if job.Kind == jobdef.Subtitles {
+		view = jobview.NewSubtitles(job, a.VideoURL)
+	}
+	data, err := json.Marshal(view)
+	if err != nil {
+		return nil, fmt.Errorf("job %d view: %w", job.ID, err)
+	}
+	return data, nil
+}
+
+// jobFinished raises what a job's final state means: its event
+// (transcription.done, subtitles.failed, …) and the owner's notifications.
+func (a *Events) jobFinished(ctx context.Context, job storage.Job, notifications string) error {
+	if job.Status != jobdef.Done && job.Status != jobdef.Failed {
+		return fmt.Errorf("job %d is %s, not final", job.ID, job.Status)
+	}
+	emit := workflows.EmitJobInput{JobID: job.ID, Type: job.Kind + "." + job.Status, Subject: strconv.FormatInt(job.ID, 10)}
+	if err := a.EmitJob(ctx, emit); err != nil {
+		return err
+	}
+	return workflows.StartNotify(ctx, a.Temporal, job.AccountID, workflows.NotifyInput{JobID: job.ID, Event: notifications})
+}
+
+// DeliverWebhook makes one attempt of a delivery and records it. The
+// endpoint's answer is the result, not an error: the workflow decides when to
+// try again. The URL is checked again first (the rules may have tightened
+// since registration) and the connection is dialled through the guard.
+func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhookInput) (workflows.DeliverWebhookResult, error) {
+	hooks := storage.Webhooks{DB: a.DB}
+	d, err := hooks.Delivery(ctx, in.DeliveryID)
+	if err != nil {
+		return workflows.DeliverWebhookResult{}, err
+	}
+	ep, err := hooks.EndpointByID(ctx, d.EndpointID)
+	if err != nil {
+		return workflows.DeliverWebhookResult{}, err
+	}
+	if ep.DeletedAt != nil {
+		return workflows.DeliverWebhookResult{Abandoned: true}, hooks.SetDeliveryStatus(ctx, d.ID, storage.DeliveryFailed)
+	}
+	var res webhook.Attempt
+	if err := a.Guard.CheckEndpoint(ctx, ep.URL); err != nil {
+		res.Err = netguard.ClientMessage(err)
+	} else {
+		h, err := webhook.Headers(ep.Secret, events.PublicID(d.EventID), time.Now(), d.Event.Payload)
+		if err != nil {
+			return workflows.DeliverWebhookResult{}, err
+		}
+		res = webhook.Deliver(ctx, a.HTTP, ep.URL, h, d.Event.Payload)
+	}
+	status := storage.DeliveryPending
+	switch {
+	case res.OK():
+		status = storage.DeliveryDelivered
+	case in.Last:
+		status = storage.DeliveryFailed
+	}
+	attempt := storage.WebhookAttempt{DeliveryID: d.ID, LatencyMS: int(res.Latency.Milliseconds())}
+	if res.StatusCode != 0 {
+		attempt.StatusCode = &res.StatusCode
+	}
+	if res.Err != "" {
+		attempt.Error = &res.Err
+	}
+	if err := hooks.RecordAttempt(ctx, &attempt, status); err != nil {
+		return workflows.DeliverWebhookResult{}, err
+	}
+	return workflows.DeliverWebhookResult{Delivered: res.OK(), StatusCode: res.StatusCode, Error: res.Err}, nil
+}
+
+// Notify delivers the completion notices, one activity per channel.
+type Notify struct {
+	Notifier *notify.Notifier
+}
+
+// Push sends the Web Push notice.
+func (a *Notify) Push(ctx context.Context, in workflows.NotifyInput) error {
+	return a.deliver(ctx, notify.Push, in)
+}
+
+// Email sends the e-mail notice.
+func (a *Notify) Email(ctx context.Context, in workflows.NotifyInput) error {
+	return a.deliver(ctx, notify.Email, in)
+}
+
+// SMS sends the text notice.
+func (a *Notify) SMS(ctx context.Context, in workflows.NotifyInput) error {
+	return a.deliver(ctx, notify.SMS, in)
+}
+
+func (a *Notify) deliver(ctx context.Context, channel string, in workflows.NotifyInput) error {
+	stop := keepAlive(ctx)
+	defer stop()
+	attempt := activity.GetInfo(ctx).Attempt
+	return a.Notifier.Deliver(ctx, channel, in.JobID, in.Event, notify.Attempt{Retry: attempt > 1, Last: attempt >= workflows.NotifyAttempts})
+}

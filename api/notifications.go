@@ -1,0 +1,53 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/webpush"
+)
+
+// pushSubscriptionRequest is a browser's PushSubscription as
+// PushSubscription.toJSON() writes it.
+type pushSubscriptionRequest struct {
+	Endpoint       string       `json:"endpoint"`
+	ExpirationTime *float64     `json:"expirationTime"`
+	Keys           webpush.Keys `json:"keys"`
+}
+
+type pushSubscriptionJSON struct {
+	ID        int64     `json:"id"`
+	Endpoint  string    `json:"endpoint"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (s *Server) createPushSubscription(c *gin.Context) {
+	var req pushSubscriptionRequest
+	if err := bindJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	key, _ := keyFrom(c)
+	sub, err := s.push.Subscribe(c, key.AccountID, webpush.Subscription{Endpoint: req.Endpoint, Keys: req.Keys})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	respond(c, http.StatusCreated, pushSubscriptionJSON{ID: sub.ID, Endpoint: sub.Endpoint, CreatedAt: sub.CreatedAt.UTC()})
+}
+
+func (s *Server) deletePushSubscription(c *gin.Context) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	key, _ := keyFrom(c)
+	if err := s.push.Unsubscribe(c, key.AccountID, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	respond(c, http.StatusOK, gin.H{"id": id, "deleted": true})
+}

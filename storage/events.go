@@ -1,0 +1,176 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Event is one occurrence an account's webhook endpoints may be told about.
+type Event struct {
+	bun.BaseModel `bun:"table:events"`
+
+	ID        int64           `bun:"id,pk,autoincrement"`
+	AccountID string          `bun:"account_id"`
+	Type      string          `bun:"type"`
+	Subject   string          `bun:"subject"`
+	Payload   json.RawMessage `bun:"payload,type:jsonb"`
+	CreatedAt time.Time       `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// Events is the event outbox.
+type Events struct{ DB bun.IDB }
+
+// Record stores the event of one occurrence, or returns the one already stored
+// for the same (type, subject): an occurrence has one event, one id, one
+// payload, however often it is recorded. build makes the payload from the
+// event's id and time, which the payload carries.
+func (r Events) Record(ctx context.Context, accountID, typ, subject string, build func(id int64, at time.Time) (json.RawMessage, error)) (Event, error) {
+	var e Event
+	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewSelect().Model(&e).Where("type = ? AND subject = ?", typ, subject).Scan(ctx)
+		if err == nil {
+			return nil
+		}
+		if notFound(err) != ErrNotFound {
+			return err
+		}
+		// The id and time come first so the payload can carry them.
+		if err := tx.NewRaw("SELECT nextval(pg_get_serial_sequence('events', 'id')), now()").Scan(ctx, &e.ID, &e.CreatedAt); err != nil {
+			return err
+		}
+		e.AccountID, e.Type, e.Subject = accountID, typ, subject
+		if e.Payload, err = build(e.ID, e.CreatedAt); err != nil {
+			return err
+		}
+		res, err := tx.NewInsert().Model(&e).On("CONFLICT (type, subject) DO NOTHING").Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			// Recorded concurrently by another attempt: keep that one.
+			return tx.NewSelect().Model(&e).Where("type = ? AND subject = ?", typ, subject).Scan(ctx)
+		}
+		return nil
+	})
+	if err != nil {
+		return Event{}, fmt.Errorf("record event %s %s: %w", typ, subject, err)
+	}
+	return e, nil
+}
+
+// Get reads one event.
+func (r Events) Get(ctx context.Context, id int64) (Event, error) {
+	var e Event
+	err := r.DB.NewSelect().Model(&e).Where("id = ?", id).Scan(ctx)
+	return e, notFound(err)
+}
+
+// Notification statuses of the outbox.
+const (
+	NotificationQueued  = "queued"
+	NotificationSent    = "sent"
+	NotificationSkipped = "skipped"
+	NotificationFailed  = "failed"
+)
+
+// Notification is one completion notice to the account owner on one channel.
+type Notification struct {
+	bun.BaseModel `bun:"table:notifications"`
+
+	ID        int64      `bun:"id,pk,autoincrement"`
+	AccountID string     `bun:"account_id"`
+	JobID     int64      `bun:"job_id"`
+	Channel   string     `bun:"channel"`
+	Event     string     `bun:"event"`
+	Status    string     `bun:"status"`
+	Reason    *string    `bun:"reason"`
+	CreatedAt time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	SentAt    *time.Time `bun:"sent_at"`
+}
+
+// Get returns the job's notification of event on channel, or ErrNotFound
+// when the job did not ask for that channel.
+func (n Notifications) Get(ctx context.Context, jobID int64, channel, event string) (Notification, error) {
+	var out Notification
+	err := n.DB.NewSelect().Model(&out).Where("job_id = ? AND channel = ? AND event = ?", jobID, channel, event).Scan(ctx)
+	return out, notFound(err)
+}
+
+// ForJob lists a job's notifications, oldest first.
+func (n Notifications) ForJob(ctx context.Context, jobID int64) ([]Notification, error) {
+	out := []Notification{}
+	if err := n.DB.NewSelect().Model(&out).Where("job_id = ?", jobID).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list notifications of job %d: %w", jobID, err)
+	}
+	return out, nil
+}
+
+// Close records how a queued notification ended (sent, skipped or failed,
+// with the reason for the last two); a notification already closed keeps
+// its first outcome.
+func (n Notifications) Close(ctx context.Context, id int64, status, reason string) error {
+	q := n.DB.NewUpdate().Model((*Notification)(nil)).Set("status = ?", status).
+		Where("id = ? AND status = ?", id, NotificationQueued)
+	if reason != "" {
+		q = q.Set("reason = ?", reason)
+	}
+	if status == NotificationSent {
+		q = q.Set("sent_at = now()")
+	}
+	if _, err := q.Exec(ctx); err != nil {
+		return fmt.Errorf("close notification %d: %w", id, err)
+	}
+	return nil
+}
+
+// PushSubscription is one browser's Web Push subscription.
+type PushSubscription struct {
+	bun.BaseModel `bun:"table:push_subscriptions"`
+
+	ID        int64     `bun:"id,pk,autoincrement"`
+	AccountID string    `bun:"account_id"`
+	Endpoint  string    `bun:"endpoint"`
+	P256dh    string    `bun:"p256dh"`
+	Auth      string    `bun:"auth"`
+	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// PushSubscriptions reads and writes the account owner's push subscriptions.
+type PushSubscriptions struct{ DB bun.IDB }
+
+// Save stores s; a browser that subscribes again with the same endpoint gets
+// its keys refreshed and keeps its id.
+func (r PushSubscriptions) Save(ctx context.Context, s *PushSubscription) error {
+	_, err := r.DB.NewInsert().Model(s).
+		On("CONFLICT (account_id, endpoint) DO UPDATE").Set("p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth").
+		Returning("*").Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("save push subscription: %w", err)
+	}
+	return nil
+}
+
+// List returns an account's subscriptions, oldest first.
+func (r PushSubscriptions) List(ctx context.Context, accountID string) ([]PushSubscription, error) {
+	out := []PushSubscription{}
+	if err := r.DB.NewSelect().Model(&out).Where("account_id = ?", accountID).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list push subscriptions: %w", err)
+	}
+	return out, nil
+}
+
+// Delete removes one of an account's subscriptions.
+func (r PushSubscriptions) Delete(ctx context.Context, accountID string, id int64) error {
+	res, err := r.DB.NewDelete().Model((*PushSubscription)(nil)).Where("id = ? AND account_id = ?", id, accountID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("delete push subscription: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// WebhookEndpoint is a URL an account receives events at. Events empty means
+// every event type.
+type WebhookEndpoint struct {
+	bun.BaseModel `bun:"table:webhook_endpoints"`
+
+	ID        int64      `bun:"id,pk,autoincrement"`
+	AccountID string     `bun:"account_id"`
+	URL       string     `bun:"url"`
+	Events    []string   `bun:"events,array"`
+	Secret    string     `bun:"secret"`
+	CreatedAt time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	DeletedAt *time.Time `bun:"deleted_at"`
+}
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// WebhookDelivery is one event sent to one endpoint, with every attempt.
+type WebhookDelivery struct {
+	bun.BaseModel `bun:"table:webhook_deliveries"`
+
+	ID         int64     `bun:"id,pk,autoincrement"`
+	AccountID  string    `bun:"account_id"`
+	EventID    int64     `bun:"event_id"`
+	EndpointID int64     `bun:"endpoint_id"`
+	Status     string    `bun:"status"`
+	CreatedAt  time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	UpdatedAt  time.Time `bun:"updated_at,nullzero,notnull,default:current_timestamp"`
+
+	Event    *Event           `bun:"rel:belongs-to,join:event_id=id"`
+	Attempts []WebhookAttempt `bun:"rel:has-many,join:id=delivery_id"`
+}
+
+// WebhookAttempt is one POST of a delivery and how the endpoint answered.
+type WebhookAttempt struct {
+	bun.BaseModel `bun:"table:webhook_attempts"`
+
+	ID         int64     `bun:"id,pk,autoincrement"`
+	DeliveryID int64     `bun:"delivery_id"`
+	StatusCode *int      `bun:"status_code"`
+	LatencyMS  int       `bun:"latency_ms"`
+	Error      *string   `bun:"error"`
+	CreatedAt  time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// Webhooks reads and writes endpoints, deliveries and attempts.
+type Webhooks struct{ DB bun.IDB }
+
+// InsertEndpoint stores a new endpoint.
+func (r Webhooks) InsertEndpoint(ctx context.Context, e *WebhookEndpoint) error {
+	if _, err := r.DB.NewInsert().Model(e).Returning("*").Exec(ctx); err != nil {
+		return fmt.Errorf("insert webhook endpoint: %w", err)
+	}
+	return nil
+}
+
+// Endpoints lists an account's endpoints, oldest first.
+func (r Webhooks) Endpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, error) {
+	out := []WebhookEndpoint{}
+	err := r.DB.NewSelect().Model(&out).Where("account_id = ? AND deleted_at IS NULL", accountID).OrderExpr("id").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	return out, nil
+}
+
+// Endpoint reads one of an account's endpoints.
+func (r Webhooks) Endpoint(ctx context.Context, accountID string, id int64) (WebhookEndpoint, error) {
+	var e WebhookEndpoint
+	err := r.DB.NewSelect().Model(&e).Where("id = ? AND account_id = ? AND deleted_at IS NULL", id, accountID).Scan(ctx)
+	return e, notFound(err)
+}
+
+// DeleteEndpoint retires an endpoint: its deliveries stay readable for the
+// record, and pending ones stop at their next attempt.
+func (r Webhooks) DeleteEndpoint(ctx context.Context, accountID string, id int64) error {
+	res, err := r.DB.NewUpdate().Model((*WebhookEndpoint)(nil)).Set("deleted_at = now()").
+		Where("id = ? AND account_id = ? AND deleted_at IS NULL", id, accountID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("delete webhook endpoint: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// OpenDeliveries makes the deliveries of event to every endpoint of its
+// account subscribed to its type, once each, and returns them all.
+func (r Webhooks) OpenDeliveries(ctx context.Context, event Event) ([]WebhookDelivery, error) {
+	_, err := r.DB.NewRaw(`INSERT INTO webhook_deliveries (account_id, event_id, endpoint_id)
+		SELECT account_id, ?, id FROM webhook_endpoints
+		WHERE account_id = ? AND deleted_at IS NULL AND (events = '{}' OR ? = ANY (events))
+		ON CONFLICT (event_id, endpoint_id) DO NOTHING`, event.ID, event.AccountID, event.Type).Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open deliveries of event %d: %w", event.ID, err)
+	}
+	out := []WebhookDelivery{}
+	if err := r.DB.NewSelect().Model(&out).Where("event_id = ?", event.ID).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list deliveries of event %d: %w", event.ID, err)
+	}
+	return out, nil
+}
+
+// Delivery reads a delivery with its event, whoever owns it (activities).
+func (r Webhooks) Delivery(ctx context.Context, id int64) (WebhookDelivery, error) {
+	var d WebhookDelivery
+	err := r.DB.NewSelect().Model(&d).Relation("Event").Where("webhook_delivery.id = ?", id).Scan(ctx)
+	return d, notFound(err)
+}
+
+// OwnedDelivery reads one of an account's deliveries with its event.
+func (r Webhooks) OwnedDelivery(ctx context.Context, accountID string, id int64) (WebhookDelivery, error) {
+	var d WebhookDelivery
+	err := r.DB.NewSelect().Model(&d).Relation("Event").
+		Where("webhook_delivery.id = ? AND webhook_delivery.account_id = ?", id, accountID).Scan(ctx)
+	return d, notFound(err)
+}
+
+// EndpointByID reads an endpoint whoever owns it, deleted or not (activities).
+func (r Webhooks) EndpointByID(ctx context.Context, id int64) (WebhookEndpoint, error) {
+	var e WebhookEndpoint
+	err := r.DB.NewSelect().Model(&e).Where("id = ?", id).Scan(ctx)
+	return e, notFound(err)
+}
+
+// Deliveries lists an endpoint's latest deliveries, newest first, each with
+// its event and attempts.
+func (r Webhooks) Deliveries(ctx context.Context, endpointID int64, limit int) ([]WebhookDelivery, error) {
+	out := []WebhookDelivery{}
+	err := r.DB.NewSelect().Model(&out).Relation("Event").
+		Relation("Attempts", func(q *bun.SelectQuery) *bun.SelectQuery { return q.OrderExpr("id") }).
+		Where("webhook_delivery.endpoint_id = ?", endpointID).OrderExpr("webhook_delivery.id DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// RecordAttempt stores one attempt and moves the delivery to status.
+func (r Webhooks) RecordAttempt(ctx context.Context, a *WebhookAttempt, status string) error {
+	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(a).Returning("*").Exec(ctx); err != nil {
+			return fmt.Errorf("record webhook attempt: %w", err)
+		}
+		return setDeliveryStatus(ctx, tx, a.DeliveryID, status)
+	})
+}
+
+// SetDeliveryStatus moves a delivery to status.
+func (r Webhooks) SetDeliveryStatus(ctx context.Context, id int64, status string) error {
+	return setDeliveryStatus(ctx, r.DB, id, status)
+}
+
+func setDeliveryStatus(ctx context.Context, db bun.IDB, id int64, status string) error {
+	_, err := db.NewUpdate().Model((*WebhookDelivery)(nil)).Set("status = ?, updated_at = now()", status).
+		Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("set delivery %d %s: %w", id, status, err)
+	}
+	return nil
+}
