@@ -20,7 +20,7 @@ import (
 
 	"parley/billing"
 	"parley/chunking"
-	"parley/media"
+	"parley/media/mediatest"
 	"parley/speech"
 	"parley/testenv"
 	"parley/workflows"
@@ -50,7 +50,7 @@ func pausedSpeech(t testing.TB, name string, seconds float64) (path, text string
 	for i := 0; float64(len(samples)) < seconds*rate; i++ {
 		sentence := splitSentences[i%len(splitSentences)]
 		clip := speechFixture(t, fmt.Sprintf("sentence-%d.wav", i%len(splitSentences)), sentence)
-		s, r, err := media.ReadWAVMono(clip)
+		s, r, err := mediatest.ReadWAVMono(clip)
 		if err != nil || r != rate {
 			t.Fatalf("sentence %d: rate %d, %v", i, r, err)
 		}
