@@ -35,6 +35,7 @@ if ! flock -n 9; then
 fi
 
 child=
+standins=()
 # shellcheck disable=SC2317 # invoked by trap
 cleanup() {
 	local rc=$?
@@ -43,6 +44,11 @@ cleanup() {
 		kill -TERM "$child" 2>/dev/null || true
 		wait "$child" 2>/dev/null || true
 	fi
+	local pid
+	for pid in "${standins[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 	say "stopping services"
 	"$ROOT/scripts/services.sh" stop "$DIR" 9>&- || true
 	exit "$rc"
@@ -93,6 +99,49 @@ if [[ -z ${PARLEY_VAPID_PUBLIC_KEY:-} ]]; then
 	} >>"$DIR/env"
 	# shellcheck source=/dev/null
 	. "$DIR/env"
+fi
+
+# dev_secret NAME LENGTH: a random hex value kept in $DIR/NAME, made once.
+dev_secret() {
+	if [[ ! -s $DIR/$1 ]]; then
+		(umask 077 && od -An -tx1 -N"$2" /dev/urandom | tr -d ' \n' >"$DIR/$1")
+	fi
+	cat "$DIR/$1"
+}
+
+# The local stand-ins of the paid providers, each only when the developer
+# has not pointed its settings at the real provider: `parley carrier` (SMS,
+# Twilio's protocol) and `parley voice-provider` (ElevenLabs Agents, with
+# two demo calls). Their settings go to $DIR/env like the services' own.
+{
+	echo "export PARLEY_BASE_URL=$PARLEY_BASE_URL"
+	if [[ -z ${PARLEY_TWILIO_ACCOUNT_SID:-} ]]; then
+		carrier_addr=${PARLEY_CARRIER_ADDR:-127.0.0.1:8089}
+		echo "export PARLEY_TWILIO_ACCOUNT_SID=AC$(dev_secret carrier-sid 16)"
+		echo "export PARLEY_TWILIO_AUTH_TOKEN=$(dev_secret carrier-token 16)"
+		echo "export PARLEY_CARRIER_ADDR=$carrier_addr"
+		echo "export PARLEY_TWILIO_BASE_URL=http://$carrier_addr"
+		echo "export PARLEY_NOTIFY_SMS_FROM=${PARLEY_NOTIFY_SMS_FROM:-+15005550006}"
+	fi
+	if [[ -z ${PARLEY_ELEVENLABS_API_KEY:-} ]]; then
+		voice_addr=${PARLEY_VOICE_PROVIDER_ADDR:-127.0.0.1:8091}
+		echo "export PARLEY_ELEVENLABS_API_KEY=dev_$(dev_secret voice-key 16)"
+		echo "export PARLEY_ELEVENLABS_WEBHOOK_SECRET=wsec_$(dev_secret voice-webhook-secret 32)"
+		echo "export PARLEY_VOICE_PROVIDER_ADDR=$voice_addr"
+		echo "export PARLEY_ELEVENLABS_BASE_URL=http://$voice_addr"
+	fi
+} >>"$DIR/env"
+start_carrier=$([[ -z ${PARLEY_TWILIO_ACCOUNT_SID:-} ]] && echo 1 || true)
+start_voice=$([[ -z ${PARLEY_ELEVENLABS_API_KEY:-} ]] && echo 1 || true)
+# shellcheck source=/dev/null
+. "$DIR/env"
+if [[ -n $start_carrier ]]; then
+	"$PARLEY" carrier 9>&- >>"$DIR/carrier.log" 2>&1 &
+	standins+=($!)
+fi
+if [[ -n $start_voice ]]; then
+	"$PARLEY" voice-provider 9>&- >>"$DIR/voice-provider.log" 2>&1 &
+	standins+=($!)
 fi
 
 say "migrate up"
@@ -160,6 +209,15 @@ say "API            $api_url"
 if [[ ${PARLEY_HEADLESS:-} != 1 ]]; then
 	say "Temporal UI    http://127.0.0.1:${PARLEY_TEMPORAL_UI_PORT:-8233}"
 	say "MinIO console  http://127.0.0.1:${PARLEY_MINIO_CONSOLE_PORT:-9001} ($MINIO_ACCESS_KEY / $MINIO_SECRET_KEY)"
+fi
+if [[ -n $start_carrier ]]; then
+	say "SMS carrier    $PARLEY_TWILIO_BASE_URL (local stand-in; log $DIR/carrier.log)"
+	echo "    send:    curl -H \"Authorization: Bearer \$(cat $key_file)\" -H 'Content-Type: application/json' \\" >&2
+	echo "               -d '{\"from\":\"+15005550006\",\"body\":\"Hi {{name}}\",\"recipients\":[{\"phone\":\"+12025550123\",\"variables\":{\"name\":\"Dana\"}}]}' $api_url/api/v1/sms" >&2
+	echo "    receive: . $DIR/env && bin/parley carrier inbound --from +12025550123 --to +15005550006 --body 'Hello back'" >&2
+fi
+if [[ -n $start_voice ]]; then
+	say "Voice provider $PARLEY_ELEVENLABS_BASE_URL (local stand-in with two demo calls; log $DIR/voice-provider.log)"
 fi
 say "env for other shells: . $DIR/env"
 echo >&2

@@ -377,8 +377,17 @@ func voiceAgentRemove(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []
 	return map[string]any{"removed": voiceAgentView(a)}, nil
 }
 
-// bootstrapDev creates the development account and an all-scopes key the
-// first time; later runs report that it exists.
+// Development fixtures: the dev account's verified phone, the number it
+// sends SMS from (Twilio's test "from" number, which the local carrier
+// accepts like any other) and the stand-in voice provider's demo agent.
+const (
+	devPhone  = "+12025550100"
+	devSender = "+15005550006"
+)
+
+// bootstrapDev creates the development account (paid, with a verified
+// phone, an owned number and the demo voice agent) and an all-scopes key
+// the first time; later runs report that it exists.
 func bootstrapDev(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
 	email := fs.String("email", "dev@parley.local", "")
 	if err := parse(fs, args); err != nil {
@@ -388,11 +397,19 @@ func bootstrapDev(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []stri
 		return map[string]any{"alreadyBootstrapped": true, "email": *email}, nil
 	}
 	fs = flag.NewFlagSet("account", flag.ContinueOnError)
-	created, err := accountCreate(ctx, db, fs, []string{"--email", *email, "--name", "Developer", "--balance-usd", "25", "--paid"})
+	created, err := accountCreate(ctx, db, fs, []string{"--email", *email, "--name", "Developer", "--balance-usd", "25", "--paid",
+		"--phone", devPhone, "--phone-verified"})
 	if err != nil {
 		return nil, err
 	}
 	acc := created.(accountJSON)
+	if _, err := (storage.SMS{DB: db}).AddNumber(ctx, acc.ID, devSender); err != nil {
+		return nil, err
+	}
+	agent := storage.VoiceAgent{AgentID: demoAgentID, AccountID: acc.ID, Name: "Demo reception"}
+	if err := (storage.VoiceAgents{DB: db}).Add(ctx, &agent); err != nil {
+		return nil, err
+	}
 	spec := storage.KeySpec{
 		AccountID: acc.ID, Name: "dev (all scopes)", OwnerType: apikey.OwnerAdmin, Tier: "standard",
 		Scopes: append(append([]string{}, apikey.UserScopes...), apikey.AdminScopes...),
@@ -401,7 +418,7 @@ func bootstrapDev(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []stri
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"account": acc, "key": api.IssuedKeyView(key), "secret": key.Secret}, nil
+	return map[string]any{"account": acc, "key": api.IssuedKeyView(key), "secret": key.Secret, "smsFrom": devSender, "voiceAgent": demoAgentID}, nil
 }
 
 func splitList(s string) []string {

@@ -137,10 +137,26 @@ func TestAdminCommands(t *testing.T) {
 }
 
 func TestBootstrapDevOnce(t *testing.T) {
-	testenv.DB(t)
+	db := testenv.DB(t)
+	ctx := context.Background()
 	first := must(t, "admin", "bootstrap-dev", "--email", "dev@example.com")
 	if !strings.HasPrefix(first["secret"].(string), "ak_live_") {
 		t.Fatalf("first bootstrap: %v", first)
+	}
+	// Ready to send SMS and to see the stand-in provider's demo calls.
+	acc, err := storage.Accounts{DB: db}.GetByEmail(ctx, "dev@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc.Phone == nil || *acc.Phone != devPhone || !acc.PhoneVerified || !acc.Paid {
+		t.Fatalf("dev account %+v, want paid with verified phone %s", acc, devPhone)
+	}
+	if n, err := (storage.SMS{DB: db}).NumberOwnedBy(ctx, acc.ID, devSender); err != nil || n.Phone != devSender {
+		t.Fatalf("owned number %+v, %v", n, err)
+	}
+	agents, err := storage.VoiceAgents{DB: db}.List(ctx, acc.ID)
+	if err != nil || len(agents) != 1 || agents[0].AgentID != demoAgentID {
+		t.Fatalf("voice agents %+v, %v", agents, err)
 	}
 	if again := must(t, "admin", "bootstrap-dev", "--email", "dev@example.com"); again["alreadyBootstrapped"] != true || again["secret"] != nil {
 		t.Fatalf("second bootstrap: %v", again)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -15,7 +14,6 @@ import (
 )
 
 const (
-	defaultVoiceProviderAddr = "127.0.0.1:8091"
 	// demoAgentID is the agent the stand-in's demo conversations belong to;
 	// make dev maps it to the dev account.
 	demoAgentID = "agent_demo_reception"
@@ -31,10 +29,7 @@ func voiceProvider(ctx context.Context) error {
 	if !cfg.VoiceConfigured() {
 		return errors.New("PARLEY_ELEVENLABS_API_KEY must be set: it is the key the stand-in accepts")
 	}
-	addr := os.Getenv("PARLEY_VOICE_PROVIDER_ADDR")
-	if addr == "" {
-		addr = defaultVoiceProviderAddr
-	}
+	addr := cfg.VoiceProviderAddr
 	if err := requireLoopback("PARLEY_VOICE_PROVIDER_ADDR", addr); err != nil {
 		return err
 	}
