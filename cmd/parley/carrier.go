@@ -7,13 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/netip"
 	"os"
-	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"parley/config"
 	"parley/twilio/localcarrier"
@@ -56,49 +50,13 @@ func carrierServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	addr := cfg.CarrierAddr
-	if err := requireLoopback("PARLEY_CARRIER_ADDR", addr); err != nil {
-		return err
-	}
 	log, err := newLogger(cfg.LogLevel)
 	if err != nil {
 		return err
 	}
 	standIn := localcarrier.New(localcarrier.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, Log: log})
 	defer standIn.Close()
-	httpServer := &http.Server{Addr: addr, Handler: standIn, ReadHeaderTimeout: 10 * time.Second}
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		log.WithField("addr", addr).Info("local carrier listening")
-		if err := httpServer.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		return httpServer.Shutdown(shutdownCtx)
-	})
-	return g.Wait()
-}
-
-// requireLoopback refuses to serve a stand-in (named by its address
-// variable) beyond this machine: it accepts one fixed account and is meant
-// for development only.
-func requireLoopback(variable, addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%s: %w", variable, err)
-	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("%s %q: the stand-in listens on a loopback address only", variable, addr)
+	return serveStandIn(ctx, log, "local carrier", "PARLEY_CARRIER_ADDR", cfg.CarrierAddr, standIn)
 }
 
 func carrierInbound(ctx context.Context, args []string) error {

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"parley/config"
 	"parley/elevenlabs"
@@ -29,10 +26,6 @@ func voiceProvider(ctx context.Context) error {
 	if !cfg.VoiceConfigured() {
 		return errors.New("PARLEY_ELEVENLABS_API_KEY must be set: it is the key the stand-in accepts")
 	}
-	addr := cfg.VoiceProviderAddr
-	if err := requireLoopback("PARLEY_VOICE_PROVIDER_ADDR", addr); err != nil {
-		return err
-	}
 	log, err := newLogger(cfg.LogLevel)
 	if err != nil {
 		return err
@@ -41,22 +34,8 @@ func voiceProvider(ctx context.Context) error {
 	for _, d := range demoConversations(time.Now()) {
 		standIn.Put(d)
 	}
-	httpServer := &http.Server{Addr: addr, Handler: standIn, ReadHeaderTimeout: 10 * time.Second}
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		log.WithField("addr", addr).WithField("agent_id", demoAgentID).Info("local voice provider listening")
-		if err := httpServer.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		return httpServer.Shutdown(shutdownCtx)
-	})
-	return g.Wait()
+	log.WithField("agent_id", demoAgentID).Info("demo conversations loaded")
+	return serveStandIn(ctx, log, "local voice provider", "PARLEY_VOICE_PROVIDER_ADDR", cfg.VoiceProviderAddr, standIn)
 }
 
 // demoConversations are two calls of the demo agent from the last hours:
