@@ -156,7 +156,7 @@ func startPlatform(t testing.TB, o options) *platform {
 				t.Fatal(err)
 			}
 			acts.SMS = &activities.SMS{Store: storage.SMS{DB: p.db}, Carrier: carrier,
-				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Now: time.Now}
+				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Events: p.events, Now: time.Now}
 		}
 		p.worker = worker.New(p.temporal, acts, worker.Limits{Jobs: p.cfg.WorkerActivities, Speech: p.cfg.SpeechConcurrency, SMS: p.cfg.SMSActivities, Voice: p.cfg.VoiceActivities})
 		if err := p.worker.Start(); err != nil {

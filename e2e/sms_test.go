@@ -113,6 +113,38 @@ func (p *platform) smsCharges(accountID string) (n int, total billing.Micros) {
 	return len(rows), total
 }
 
+// smsUsage is the SMS part of GET /profile's 30-day usage.
+type smsUsage struct {
+	TotalSpendUSD  float64            `json:"total_spend_usd"`
+	SpendByService map[string]float64 `json:"spend_by_service"`
+	SMSMessages    int                `json:"sms_messages"`
+	SMSSegments    int                `json:"sms_segments"`
+}
+
+func (p *platform) smsUsage(a smsAccount) smsUsage {
+	p.t.Helper()
+	var profile struct {
+		Usage smsUsage `json:"usage_last_30d"`
+	}
+	p.do(http.MethodGet, "/profile", a.Key, nil).want(p.t, 200, "").decode(p.t, &profile)
+	return profile.Usage
+}
+
+// batchCompleted waits for the one sms.batch.completed delivery to rcv and
+// returns the batch it carries.
+func batchCompleted(t *testing.T, rcv *hookReceiver) smsBatch {
+	t.Helper()
+	got := rcv.waitCount(1, time.Minute)[0]
+	if got.payload.Type != "sms.batch.completed" {
+		t.Fatalf("event %s", got.payload.Type)
+	}
+	var b smsBatch
+	if err := json.Unmarshal(got.payload.Data, &b); err != nil {
+		t.Fatalf("event data %s: %v", got.payload.Data, err)
+	}
+	return b
+}
+
 func (p *platform) messageStatus(id int64) string {
 	p.t.Helper()
 	m, err := storage.SMS{DB: p.db}.Message(context.Background(), id)
@@ -193,14 +225,22 @@ func TestSMSBatchWithTemplatingCompletes(t *testing.T) {
 	if n, total := p.smsCharges(a.ID); n != 50 || total != 500_000 {
 		t.Fatalf("charges %d totalling %d", n, total)
 	}
+	// Fifty one-segment messages, every one charged.
+	if u := p.smsUsage(a); u.SpendByService["sms"] != 0.5 || u.TotalSpendUSD != 0.5 || u.SMSMessages != 50 || u.SMSSegments != 50 {
+		t.Fatalf("profile usage %+v", u)
+	}
 }
 
 func TestSMSBatchOutcomes(t *testing.T) {
-	p := startPlatform(t, options{sms: true, smsRefresh: time.Second})
+	p := startPlatform(t, options{sms: true, smsRefresh: time.Second, allow: loopbackOnly, retries: fastRetries})
 	t.Run("a refused number ends the batch partial with the carrier's code, uncharged", func(t *testing.T) {
 		a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+		rcv := newHookReceiver(t, always200)
+		rcv.register(p, a.Key, "sms.batch.completed")
+		// 180 GSM-7 characters: two segments each.
+		body := strings.Repeat("Your order shipped. ", 9)
 		var accepted struct{ JobID int64 }
-		p.sendSMS(a, "Your order shipped", recipient{Phone: "+12025550301"}, recipient{Phone: "+15005550001"}, recipient{Phone: "+12025550302"}).
+		p.sendSMS(a, body, recipient{Phone: "+12025550301"}, recipient{Phone: "+15005550001"}, recipient{Phone: "+12025550302"}).
 			want(t, 202, "").decode(t, &accepted)
 		b := p.waitBatch(a, accepted.JobID, time.Minute, func(b smsBatch) bool { return b.SentCount == 2 && b.CompletedAt != nil })
 		bad := b.Recipients[1]
@@ -209,6 +249,16 @@ func TestSMSBatchOutcomes(t *testing.T) {
 		}
 		if n, _ := p.smsCharges(a.ID); n != 2 {
 			t.Fatalf("%d charges, want 2", n)
+		}
+		// The event carries the batch as GET showed it when its send phase ended.
+		ev := batchCompleted(t, rcv)
+		if ev.ID != accepted.JobID || ev.Status != "partial" || ev.CompletedAt == nil || ev.TotalRecipients != 3 || ev.FailedCount != 1 ||
+			len(ev.Recipients) != 3 || ev.Recipients[1].ErrorCode == nil || *ev.Recipients[1].ErrorCode != "21211" || ev.TotalPriceUSD != 0.04 {
+			t.Fatalf("event data %+v", ev)
+		}
+		// The refused message is neither spent nor counted.
+		if u := p.smsUsage(a); u.SpendByService["sms"] != 0.04 || u.TotalSpendUSD != 0.04 || u.SMSMessages != 2 || u.SMSSegments != 4 {
+			t.Fatalf("profile usage %+v", u)
 		}
 	})
 	t.Run("an all-refused batch fails", func(t *testing.T) {
@@ -225,11 +275,18 @@ func TestSMSBatchOutcomes(t *testing.T) {
 	})
 	t.Run("an undelivered outcome after completion makes it partial", func(t *testing.T) {
 		a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+		rcv := newHookReceiver(t, always200)
+		rcv.register(p, a.Key, "sms.batch.completed")
 		var accepted struct{ JobID int64 }
 		p.sendSMS(a, "Reminder", recipient{Phone: "+12025550401"}, recipient{Phone: "+15005550003"}).want(t, 202, "").decode(t, &accepted)
 		b := p.waitBatch(a, accepted.JobID, time.Minute, func(b smsBatch) bool { return b.Recipients[1].Status == "undelivered" })
 		if b.Status != "partial" || b.FailedCount != 1 || *b.Recipients[1].ErrorCode != "30003" {
 			t.Fatalf("batch %+v", b)
+		}
+		// One event, raised when the send phase ended: the recomputation
+		// the late outcome caused is read through GET, not a second event.
+		if ev := batchCompleted(t, rcv); ev.ID != accepted.JobID || ev.CompletedAt == nil || *ev.CompletedAt != *b.CompletedAt {
+			t.Fatalf("event data %+v, batch completed at %v", ev, *b.CompletedAt)
 		}
 		// The carrier accepted it: it stays charged, as the carrier bills it.
 		if n, _ := p.smsCharges(a.ID); n != 2 {

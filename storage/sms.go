@@ -476,3 +476,25 @@ func (r SMS) Unsettled(ctx context.Context, batchID, messageID int64) ([]SMSMess
 	}
 	return ms, nil
 }
+
+// SMSSent counts an account's outbound messages the carrier accepted (the
+// ones charged) and their segments.
+type SMSSent struct {
+	Messages int `bun:"messages"`
+	Segments int `bun:"segments"`
+}
+
+// SentSince counts the messages an account had accepted by the carrier since
+// a time: the charged ones, as the ledger's sms spend counts them (a refused
+// or never-sent message is in neither).
+func (r SMS) SentSince(ctx context.Context, accountID string, since time.Time) (SMSSent, error) {
+	var out SMSSent
+	err := r.DB.NewSelect().Model((*SMSMessage)(nil)).
+		ColumnExpr("count(*) AS messages, coalesce(sum(segments), 0) AS segments").
+		Where("account_id = ? AND direction = ? AND upstream_sid IS NOT NULL AND sent_at >= ?", accountID, sms.Outbound, since).
+		Scan(ctx, &out)
+	if err != nil {
+		return out, fmt.Errorf("count sent messages: %w", err)
+	}
+	return out, nil
+}
