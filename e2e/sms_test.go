@@ -17,6 +17,7 @@ import (
 	"parley/storage"
 	"parley/testenv"
 	"parley/twilio"
+	"parley/workflows"
 )
 
 // smsAccount is an account ready to send: a verified phone, an owned
@@ -130,6 +131,17 @@ func (p *platform) smsUsage(a smsAccount) smsUsage {
 	return profile.Usage
 }
 
+// waitWorkflowEnd waits for a send's workflow to end: once every message is
+// final the settle loop stops at its next look.
+func (p *platform) waitWorkflowEnd(workflowID string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.temporal.GetWorkflow(ctx, workflowID, "").Get(ctx, nil); err != nil {
+		p.t.Fatalf("%s: %v", workflowID, err)
+	}
+}
+
 // batchCompleted waits for the one sms.batch.completed delivery to rcv and
 // returns the batch it carries.
 func batchCompleted(t *testing.T, rcv *hookReceiver) smsBatch {
@@ -167,7 +179,7 @@ func (p *platform) waitMessage(id int64, status string) {
 }
 
 func TestSMSSingleSendIsDelivered(t *testing.T) {
-	p := startPlatform(t, options{sms: true})
+	p := startPlatform(t, options{sms: true, smsRefresh: time.Second})
 	a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
 	var sent struct {
 		MessageID, ThreadID int64
@@ -193,10 +205,11 @@ func TestSMSSingleSendIsDelivered(t *testing.T) {
 	if len(got) != 1 || got[0].Body != "Hello Dana, your code is 1234" {
 		t.Fatalf("carrier saw %+v", got)
 	}
+	p.waitWorkflowEnd(workflows.SMSMessageWorkflowID(sent.MessageID))
 }
 
 func TestSMSBatchWithTemplatingCompletes(t *testing.T) {
-	p := startPlatform(t, options{sms: true})
+	p := startPlatform(t, options{sms: true, smsRefresh: time.Second})
 	a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
 	var rs []recipient
 	for i := range 50 {
@@ -229,6 +242,7 @@ func TestSMSBatchWithTemplatingCompletes(t *testing.T) {
 	if u := p.smsUsage(a); u.SpendByService["sms"] != 0.5 || u.TotalSpendUSD != 0.5 || u.SMSMessages != 50 || u.SMSSegments != 50 {
 		t.Fatalf("profile usage %+v", u)
 	}
+	p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(accepted.JobID))
 }
 
 func TestSMSBatchOutcomes(t *testing.T) {
@@ -260,6 +274,7 @@ func TestSMSBatchOutcomes(t *testing.T) {
 		if u := p.smsUsage(a); u.SpendByService["sms"] != 0.04 || u.TotalSpendUSD != 0.04 || u.SMSMessages != 2 || u.SMSSegments != 4 {
 			t.Fatalf("profile usage %+v", u)
 		}
+		p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(accepted.JobID))
 	})
 	t.Run("an all-refused batch fails", func(t *testing.T) {
 		a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
@@ -272,6 +287,7 @@ func TestSMSBatchOutcomes(t *testing.T) {
 		if n, _ := p.smsCharges(a.ID); n != 0 {
 			t.Fatalf("%d charges for refused messages", n)
 		}
+		p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(accepted.JobID))
 	})
 	t.Run("an undelivered outcome after completion makes it partial", func(t *testing.T) {
 		a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
@@ -292,6 +308,7 @@ func TestSMSBatchOutcomes(t *testing.T) {
 		if n, _ := p.smsCharges(a.ID); n != 2 {
 			t.Fatalf("%d charges, want 2", n)
 		}
+		p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(accepted.JobID))
 	})
 }
 
