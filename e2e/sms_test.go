@@ -33,7 +33,7 @@ var numberSeq struct {
 
 // newSMSAccount makes an account with balance; paid accounts get the paid
 // quotas.
-func newSMSAccount(t *testing.T, p *platform, balance billing.Micros, paid, verified bool) smsAccount {
+func newSMSAccount(t testing.TB, p *platform, balance billing.Micros, paid, verified bool) smsAccount {
 	t.Helper()
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: balance})
 	phone := "+12025550100"
