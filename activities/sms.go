@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"parley/billing"
+	"parley/events"
+	"parley/messaging"
 	"parley/sms"
 	"parley/storage"
 	"parley/twilio"
@@ -29,7 +32,9 @@ type SMS struct {
 	Carrier Carrier
 	// StatusCallback is where the carrier reports delivery.
 	StatusCallback string
-	Now            func() time.Time
+	// Events emits sms.batch.completed to the account's webhooks.
+	Events *Events
+	Now    func() time.Time
 }
 
 // findSentMargin reaches back before an earlier attempt began, for clocks of
@@ -90,10 +95,31 @@ func (a *SMS) StartBatch(ctx context.Context, in workflows.SMSBatchRef) error {
 	return a.Store.StartBatch(ctx, in.BatchID)
 }
 
-// ConcludeBatch sets a batch's outcome once every recipient has one.
+// ConcludeBatch sets a batch's outcome at the end of its send phase, when
+// every recipient has a send outcome, and emits sms.batch.completed with the
+// batch as GET /sms/jobs/{id} shows it then. The event is raised once, here:
+// completedAt is set now, and a late delivery outcome that recomputes the
+// status later is read through GET (Emit keeps the first event of a batch,
+// so a retry of this activity emits nothing new).
 func (a *SMS) ConcludeBatch(ctx context.Context, in workflows.SMSBatchRef) error {
-	_, err := a.Store.ConcludeBatch(ctx, in.BatchID)
-	return err
+	b, err := a.Store.ConcludeBatch(ctx, in.BatchID)
+	if err != nil {
+		return err
+	}
+	if b.CompletedAt == nil {
+		return fmt.Errorf("sms batch %d: send phase over with messages still queued", b.ID)
+	}
+	b, ms, err := a.Store.BatchOwned(ctx, b.AccountID, b.ID)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(messaging.NewBatchView(b, ms))
+	if err != nil {
+		return fmt.Errorf("encode sms batch %d: %w", b.ID, err)
+	}
+	return a.Events.Emit(ctx, workflows.EmitInput{
+		AccountID: b.AccountID, Type: events.SMSBatchCompleted, Subject: strconv.FormatInt(b.ID, 10), Data: data,
+	})
 }
 
 // Refresh asks the carrier (with Fetch) for the status of every unsettled

@@ -37,6 +37,8 @@ type usageJSON struct {
 	Transcriptions int                `json:"transcriptions"`
 	SubtitleJobs   int                `json:"subtitle_jobs"`
 	VoiceMinutes   int                `json:"voice_minutes"`
+	SMSMessages    int                `json:"sms_messages"`
+	SMSSegments    int                `json:"sms_segments"`
 	APIRequests    int64              `json:"api_requests"`
 	APIErrors      int64              `json:"api_errors"`
 }
@@ -64,11 +66,18 @@ func (s *Server) getProfile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	sent, err := s.store.SMS.SentSince(c, acc.ID, since)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	u := usageJSON{
 		SpendByService: map[string]float64{},
 		Transcriptions: jobs[jobdef.Transcription],
 		SubtitleJobs:   jobs[jobdef.Subtitles],
 		VoiceMinutes:   voiceMinutes,
+		SMSMessages:    sent.Messages,
+		SMSSegments:    sent.Segments,
 		APIRequests:    requests,
 		APIErrors:      errs,
 	}

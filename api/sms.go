@@ -2,11 +2,9 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"parley/billing"
 	"parley/messaging"
 	"parley/problem"
 	"parley/storage"
@@ -99,41 +97,10 @@ func smsMessageView(m storage.SMSMessage) smsMessageJSON {
 	return v
 }
 
-// charged is what a message cost the user and the platform: nothing while
-// it waits for the carrier or after a refusal.
+// charged is what a message cost the user and the platform, in USD.
 func charged(m storage.SMSMessage) (price, cost float64) {
-	if m.UpstreamSID == nil {
-		return 0, 0
-	}
-	return m.PriceMicros.USD(), m.CostMicros.USD()
-}
-
-type smsRecipientJSON struct {
-	ID           int64   `json:"id"`
-	To           string  `json:"to"`
-	Country      string  `json:"country"`
-	Body         string  `json:"body"`
-	Segments     int     `json:"segments"`
-	Encoding     string  `json:"encoding"`
-	Status       string  `json:"status"`
-	ErrorCode    *string `json:"errorCode"`
-	ErrorMessage *string `json:"errorMessage"`
-	PriceUSD     float64 `json:"priceUsd"`
-	CostUSD      float64 `json:"costUsd"`
-}
-
-type smsBatchJSON struct {
-	ID              int64              `json:"id"`
-	Status          string             `json:"status"`
-	TotalRecipients int                `json:"totalRecipients"`
-	SentCount       int                `json:"sentCount"`
-	FailedCount     int                `json:"failedCount"`
-	TotalCostUSD    float64            `json:"totalCostUsd"`
-	TotalPriceUSD   float64            `json:"totalPriceUsd"`
-	CreatedAt       time.Time          `json:"createdAt"`
-	StartedAt       *time.Time         `json:"startedAt"`
-	CompletedAt     *time.Time         `json:"completedAt"`
-	Recipients      []smsRecipientJSON `json:"recipients"`
+	p, c := messaging.Charged(m)
+	return p.USD(), c.USD()
 }
 
 func (s *Server) getSMSBatch(c *gin.Context) {
@@ -153,25 +120,5 @@ func (s *Server) getSMSBatch(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	v := smsBatchJSON{ID: b.ID, Status: b.Status, TotalRecipients: b.TotalRecipients, CreatedAt: b.CreatedAt.UTC(),
-		StartedAt: utcPtr(b.StartedAt), CompletedAt: utcPtr(b.CompletedAt), Recipients: make([]smsRecipientJSON, len(ms))}
-	var price, cost billing.Micros
-	for i, m := range ms {
-		r := smsRecipientJSON{ID: m.ID, To: m.ToPhone, Country: m.Country, Body: m.Body, Segments: m.Segments,
-			Encoding: m.Encoding, Status: m.Status, ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage}
-		r.PriceUSD, r.CostUSD = charged(m)
-		if m.UpstreamSID != nil {
-			price += m.PriceMicros
-			cost += m.CostMicros
-		}
-		switch m.Status {
-		case "sent", "delivered":
-			v.SentCount++
-		case "failed", "undelivered":
-			v.FailedCount++
-		}
-		v.Recipients[i] = r
-	}
-	v.TotalPriceUSD, v.TotalCostUSD = price.USD(), cost.USD()
-	respond(c, http.StatusOK, v)
+	respond(c, http.StatusOK, messaging.NewBatchView(b, ms))
 }

@@ -18,6 +18,7 @@ import (
 	"parley/billing"
 	"parley/jobdef"
 	"parley/media/mediatest"
+	"parley/storage"
 	"parley/testenv"
 	"parley/workflows"
 )
@@ -133,5 +134,92 @@ func TestWorkerKilledDuringBurn(t *testing.T) {
 	}
 	if len(stages) != 2 || stages[jobdef.StageTranscription.Name] != 1 || stages[jobdef.StageBurn.Name] != 1 {
 		t.Fatalf("stage charges after a killed worker: %v", stages)
+	}
+}
+
+// smsWorkerEnv points a `parley worker` process at the test's carrier and API.
+func smsWorkerEnv(p *platform) []string {
+	return []string{
+		"PARLEY_TWILIO_ACCOUNT_SID=" + p.cfg.TwilioAccountSID, "PARLEY_TWILIO_AUTH_TOKEN=" + p.cfg.TwilioAuthToken,
+		"PARLEY_TWILIO_BASE_URL=" + p.cfg.TwilioBaseURL, "PARLEY_BASE_URL=" + p.cfg.BaseURL,
+	}
+}
+
+// The worker process is killed while a 500-recipient batch is being sent,
+// some sends still at the carrier (which takes them although their sender is
+// gone). After a restart the retried sends find those at the carrier instead
+// of sending again: every recipient gets exactly one message and each
+// message is charged once.
+func TestWorkerKilledDuringSMSBatch(t *testing.T) {
+	p := startPlatform(t, options{noWorker: true, sms: true, smsRefresh: time.Second, carrierDelay: 50 * time.Millisecond})
+	a := newSMSAccount(t, p, 100*billing.MicrosPerUSD, true, true)
+	if err := (storage.SMS{DB: p.db}).SetQuota(context.Background(), a.ID, "US", 1000); err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	rs := make([]recipient, n)
+	for i := range rs {
+		rs[i] = recipient{Phone: fmt.Sprintf("+1202555%04d", 3000+i)}
+	}
+	first := startWorker(t, smsWorkerEnv(p)...)
+	var accepted struct{ JobID int64 }
+	p.sendSMS(a, "Doors open at 7", rs...).want(t, 202, "").decode(t, &accepted)
+
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(p.carrier.Messages()) < n/5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the carrier got %d messages in 2 minutes", len(p.carrier.Messages()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(-first.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	atKill := len(p.carrier.Messages())
+	if atKill >= n {
+		t.Fatalf("the batch was sent whole (%d) before the kill: nothing was in flight", atKill)
+	}
+	t.Logf("killed the worker with %d of %d messages at the carrier", atKill, n)
+
+	startWorker(t, smsWorkerEnv(p)...)
+	b := p.waitBatch(a, accepted.JobID, 3*time.Minute, func(b smsBatch) bool { return b.SentCount == n })
+	if b.Status != "completed" || b.FailedCount != 0 {
+		t.Fatalf("batch ended %s with %d failed", b.Status, b.FailedCount)
+	}
+	perRecipient := map[string]int{}
+	for _, m := range p.carrier.Messages() {
+		if m.From == a.From {
+			perRecipient[m.To]++
+		}
+	}
+	for _, r := range rs {
+		if perRecipient[r.Phone] != 1 {
+			t.Fatalf("%s got %d messages", r.Phone, perRecipient[r.Phone])
+		}
+	}
+	if len(perRecipient) != n {
+		t.Fatalf("the carrier sent to %d numbers, want %d", len(perRecipient), n)
+	}
+	var charges []struct {
+		JobID int64 `bun:"job_id"`
+		N     int   `bun:"n"`
+	}
+	err := p.db.NewSelect().Table("credit_ledger").ColumnExpr("job_id, count(*) AS n").
+		Where("account_id = ? AND service = 'sms' AND kind = 'charge'", a.ID).Group("job_id").Scan(context.Background(), &charges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[int64]bool{}
+	for _, r := range b.Recipients {
+		ids[r.ID] = true
+	}
+	for _, c := range charges {
+		if c.N != 1 || !ids[c.JobID] {
+			t.Fatalf("message %d charged %d times", c.JobID, c.N)
+		}
+	}
+	if len(charges) != n {
+		t.Fatalf("%d messages charged, want %d", len(charges), n)
 	}
 }

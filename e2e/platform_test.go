@@ -71,6 +71,9 @@ type options struct {
 	sms bool
 	// smsRefresh is how often unsettled deliveries are asked of the carrier.
 	smsRefresh time.Duration
+	// carrierDelay holds every send at the carrier this long before it is
+	// taken, as a slow carrier would (the kill test needs a batch in flight).
+	carrierDelay time.Duration
 	// voice, when set, connects the platform to a local voice provider
 	// and runs the voice worker and the voice-sync schedule.
 	voice *voiceOptions
@@ -109,7 +112,7 @@ func startPlatform(t testing.TB, o options) *platform {
 	p.api = httptest.NewUnstartedServer(nil)
 	p.cfg.BaseURL = "http://" + p.api.Listener.Addr().String()
 	if o.sms {
-		p.startCarrier(o.smsRefresh)
+		p.startCarrier(o.smsRefresh, o.carrierDelay)
 	}
 	var voiceClient *elevenlabs.Client
 	if o.voice != nil {
@@ -156,7 +159,7 @@ func startPlatform(t testing.TB, o options) *platform {
 				t.Fatal(err)
 			}
 			acts.SMS = &activities.SMS{Store: storage.SMS{DB: p.db}, Carrier: carrier,
-				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Now: time.Now}
+				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Events: p.events, Now: time.Now}
 		}
 		p.worker = worker.New(p.temporal, acts, worker.Limits{Jobs: p.cfg.WorkerActivities, Speech: p.cfg.SpeechConcurrency, SMS: p.cfg.SMSActivities, Voice: p.cfg.VoiceActivities})
 		if err := p.worker.Start(); err != nil {
@@ -172,13 +175,22 @@ func startPlatform(t testing.TB, o options) *platform {
 
 // startCarrier runs the local SMS carrier on loopback and points the
 // platform's carrier settings at it.
-func (p *platform) startCarrier(refresh time.Duration) {
+func (p *platform) startCarrier(refresh, delay time.Duration) {
 	p.cfg.TwilioAccountSID, p.cfg.TwilioAuthToken = "ACtest0000000000000000000000000000", "test-auth-token-0123456789abcdef"
 	p.carrier = localcarrier.New(localcarrier.Config{
 		AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken,
 		CallbackDelay: 200 * time.Millisecond, Log: testenv.Logger(),
 	})
-	srv := httptest.NewServer(p.carrier)
+	var carrier http.Handler = p.carrier
+	if delay > 0 {
+		carrier = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				time.Sleep(delay) // the sender may be gone by then: the carrier still takes it
+			}
+			p.carrier.ServeHTTP(w, r)
+		})
+	}
+	srv := httptest.NewServer(carrier)
 	p.t.Cleanup(srv.Close)
 	p.t.Cleanup(p.carrier.Close)
 	p.cfg.TwilioBaseURL = srv.URL

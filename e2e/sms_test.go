@@ -17,6 +17,7 @@ import (
 	"parley/storage"
 	"parley/testenv"
 	"parley/twilio"
+	"parley/workflows"
 )
 
 // smsAccount is an account ready to send: a verified phone, an owned
@@ -32,7 +33,7 @@ var numberSeq struct {
 
 // newSMSAccount makes an account with balance; paid accounts get the paid
 // quotas.
-func newSMSAccount(t *testing.T, p *platform, balance billing.Micros, paid, verified bool) smsAccount {
+func newSMSAccount(t testing.TB, p *platform, balance billing.Micros, paid, verified bool) smsAccount {
 	t.Helper()
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: balance})
 	phone := "+12025550100"
@@ -113,6 +114,49 @@ func (p *platform) smsCharges(accountID string) (n int, total billing.Micros) {
 	return len(rows), total
 }
 
+// smsUsage is the SMS part of GET /profile's 30-day usage.
+type smsUsage struct {
+	TotalSpendUSD  float64            `json:"total_spend_usd"`
+	SpendByService map[string]float64 `json:"spend_by_service"`
+	SMSMessages    int                `json:"sms_messages"`
+	SMSSegments    int                `json:"sms_segments"`
+}
+
+func (p *platform) smsUsage(a smsAccount) smsUsage {
+	p.t.Helper()
+	var profile struct {
+		Usage smsUsage `json:"usage_last_30d"`
+	}
+	p.do(http.MethodGet, "/profile", a.Key, nil).want(p.t, 200, "").decode(p.t, &profile)
+	return profile.Usage
+}
+
+// waitWorkflowEnd waits for a send's workflow to end: once every message is
+// final the settle loop stops at its next look.
+func (p *platform) waitWorkflowEnd(workflowID string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.temporal.GetWorkflow(ctx, workflowID, "").Get(ctx, nil); err != nil {
+		p.t.Fatalf("%s: %v", workflowID, err)
+	}
+}
+
+// batchCompleted waits for the one sms.batch.completed delivery to rcv and
+// returns the batch it carries.
+func batchCompleted(t *testing.T, rcv *hookReceiver) smsBatch {
+	t.Helper()
+	got := rcv.waitCount(1, time.Minute)[0]
+	if got.payload.Type != "sms.batch.completed" {
+		t.Fatalf("event %s", got.payload.Type)
+	}
+	var b smsBatch
+	if err := json.Unmarshal(got.payload.Data, &b); err != nil {
+		t.Fatalf("event data %s: %v", got.payload.Data, err)
+	}
+	return b
+}
+
 func (p *platform) messageStatus(id int64) string {
 	p.t.Helper()
 	m, err := storage.SMS{DB: p.db}.Message(context.Background(), id)
@@ -135,7 +179,7 @@ func (p *platform) waitMessage(id int64, status string) {
 }
 
 func TestSMSSingleSendIsDelivered(t *testing.T) {
-	p := startPlatform(t, options{sms: true})
+	p := startPlatform(t, options{sms: true, smsRefresh: time.Second})
 	a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
 	var sent struct {
 		MessageID, ThreadID int64
@@ -161,10 +205,11 @@ func TestSMSSingleSendIsDelivered(t *testing.T) {
 	if len(got) != 1 || got[0].Body != "Hello Dana, your code is 1234" {
 		t.Fatalf("carrier saw %+v", got)
 	}
+	p.waitWorkflowEnd(workflows.SMSMessageWorkflowID(sent.MessageID))
 }
 
 func TestSMSBatchWithTemplatingCompletes(t *testing.T) {
-	p := startPlatform(t, options{sms: true})
+	p := startPlatform(t, options{sms: true, smsRefresh: time.Second})
 	a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
 	var rs []recipient
 	for i := range 50 {
@@ -193,14 +238,23 @@ func TestSMSBatchWithTemplatingCompletes(t *testing.T) {
 	if n, total := p.smsCharges(a.ID); n != 50 || total != 500_000 {
 		t.Fatalf("charges %d totalling %d", n, total)
 	}
+	// Fifty one-segment messages, every one charged.
+	if u := p.smsUsage(a); u.SpendByService["sms"] != 0.5 || u.TotalSpendUSD != 0.5 || u.SMSMessages != 50 || u.SMSSegments != 50 {
+		t.Fatalf("profile usage %+v", u)
+	}
+	p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(accepted.JobID))
 }
 
 func TestSMSBatchOutcomes(t *testing.T) {
-	p := startPlatform(t, options{sms: true, smsRefresh: time.Second})
+	p := startPlatform(t, options{sms: true, smsRefresh: time.Second, allow: loopbackOnly, retries: fastRetries})
 	t.Run("a refused number ends the batch partial with the carrier's code, uncharged", func(t *testing.T) {
 		a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+		rcv := newHookReceiver(t, always200)
+		rcv.register(p, a.Key, "sms.batch.completed")
+		// 180 GSM-7 characters: two segments each.
+		body := strings.Repeat("Your order shipped. ", 9)
 		var accepted struct{ JobID int64 }
-		p.sendSMS(a, "Your order shipped", recipient{Phone: "+12025550301"}, recipient{Phone: "+15005550001"}, recipient{Phone: "+12025550302"}).
+		p.sendSMS(a, body, recipient{Phone: "+12025550301"}, recipient{Phone: "+15005550001"}, recipient{Phone: "+12025550302"}).
 			want(t, 202, "").decode(t, &accepted)
 		b := p.waitBatch(a, accepted.JobID, time.Minute, func(b smsBatch) bool { return b.SentCount == 2 && b.CompletedAt != nil })
 		bad := b.Recipients[1]
@@ -210,6 +264,17 @@ func TestSMSBatchOutcomes(t *testing.T) {
 		if n, _ := p.smsCharges(a.ID); n != 2 {
 			t.Fatalf("%d charges, want 2", n)
 		}
+		// The event carries the batch as GET showed it when its send phase ended.
+		ev := batchCompleted(t, rcv)
+		if ev.ID != accepted.JobID || ev.Status != "partial" || ev.CompletedAt == nil || ev.TotalRecipients != 3 || ev.FailedCount != 1 ||
+			len(ev.Recipients) != 3 || ev.Recipients[1].ErrorCode == nil || *ev.Recipients[1].ErrorCode != "21211" || ev.TotalPriceUSD != 0.04 {
+			t.Fatalf("event data %+v", ev)
+		}
+		// The refused message is neither spent nor counted.
+		if u := p.smsUsage(a); u.SpendByService["sms"] != 0.04 || u.TotalSpendUSD != 0.04 || u.SMSMessages != 2 || u.SMSSegments != 4 {
+			t.Fatalf("profile usage %+v", u)
+		}
+		p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(accepted.JobID))
 	})
 	t.Run("an all-refused batch fails", func(t *testing.T) {
 		a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
@@ -222,19 +287,28 @@ func TestSMSBatchOutcomes(t *testing.T) {
 		if n, _ := p.smsCharges(a.ID); n != 0 {
 			t.Fatalf("%d charges for refused messages", n)
 		}
+		p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(accepted.JobID))
 	})
 	t.Run("an undelivered outcome after completion makes it partial", func(t *testing.T) {
 		a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+		rcv := newHookReceiver(t, always200)
+		rcv.register(p, a.Key, "sms.batch.completed")
 		var accepted struct{ JobID int64 }
 		p.sendSMS(a, "Reminder", recipient{Phone: "+12025550401"}, recipient{Phone: "+15005550003"}).want(t, 202, "").decode(t, &accepted)
 		b := p.waitBatch(a, accepted.JobID, time.Minute, func(b smsBatch) bool { return b.Recipients[1].Status == "undelivered" })
 		if b.Status != "partial" || b.FailedCount != 1 || *b.Recipients[1].ErrorCode != "30003" {
 			t.Fatalf("batch %+v", b)
 		}
+		// One event, raised when the send phase ended: the recomputation
+		// the late outcome caused is read through GET, not a second event.
+		if ev := batchCompleted(t, rcv); ev.ID != accepted.JobID || ev.CompletedAt == nil || *ev.CompletedAt != *b.CompletedAt {
+			t.Fatalf("event data %+v, batch completed at %v", ev, *b.CompletedAt)
+		}
 		// The carrier accepted it: it stays charged, as the carrier bills it.
 		if n, _ := p.smsCharges(a.ID); n != 2 {
 			t.Fatalf("%d charges, want 2", n)
 		}
+		p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(accepted.JobID))
 	})
 }
 

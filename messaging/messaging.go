@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -228,9 +230,10 @@ func Render(body string, recipients []Recipient) ([]storage.SMSMessage, error) {
 		return nil, problem.Invalid("body", err.Error())
 	}
 	tpl := sms.ParseTemplate(body)
+	phones := parsePhones(recipients)
 	out := make([]storage.SMSMessage, len(recipients))
 	for i, r := range recipients {
-		phone, err := sms.ParsePhone(r.Phone)
+		phone, err := phones[i].phone, phones[i].err
 		if err != nil {
 			return nil, problem.Invalid(fmt.Sprintf("recipients[%d].phone", i), strings.TrimPrefix(err.Error(), sms.ErrInvalidPhone.Error()+": "))
 		}
@@ -257,6 +260,34 @@ func Render(body string, recipients []Recipient) ([]storage.SMSMessage, error) {
 	}
 	return out, nil
 }
+
+type parsedPhone struct {
+	phone sms.Phone
+	err   error
+}
+
+// parsePhones parses every recipient's number, spread over the cores:
+// libphonenumber's checks are most of a large batch's validation (about
+// 30 µs a number, 0.3 s for 10,000). Render still reports the first bad
+// recipient in order.
+func parsePhones(recipients []Recipient) []parsedPhone {
+	out := make([]parsedPhone, len(recipients))
+	workers := min(runtime.GOMAXPROCS(0), max(len(recipients)/minPhonesPerWorker, 1))
+	per := (len(recipients) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for start := 0; start < len(recipients); start += per {
+		wg.Go(func() {
+			for i := start; i < min(start+per, len(recipients)); i++ {
+				out[i].phone, out[i].err = sms.ParsePhone(recipients[i].Phone)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// minPhonesPerWorker keeps small sends on one goroutine.
+const minPhonesPerWorker = 256
 
 // price refuses a destination the account has not enabled or the price
 // list does not price, in recipient order, and prices every message.

@@ -38,11 +38,14 @@ func ParsePhone(s string) (Phone, error) {
 		return Phone{}, fmt.Errorf("%w: unknown country code", ErrInvalidPhone)
 	}
 	// Parse forgives forms that are not E.164 (a national 0 after the country
-	// code, for one); only a number that formats back to itself is.
-	if !phonenumbers.IsValidNumber(num) || phonenumbers.Format(num, phonenumbers.E164) != s {
+	// code, for one); only a number that formats back to itself is. The
+	// region is looked up once: IsValidNumber would look it up again, and
+	// that lookup (every region of +1 tried in turn) is most of the cost of
+	// a 10,000-recipient batch's validation.
+	region := phonenumbers.GetRegionCodeForNumber(num)
+	if !phonenumbers.IsValidNumberForRegion(num, region) || phonenumbers.Format(num, phonenumbers.E164) != s {
 		return Phone{}, fmt.Errorf("%w: not a valid number for its country", ErrInvalidPhone)
 	}
-	region := phonenumbers.GetRegionCodeForNumber(num)
 	if len(region) != 2 {
 		// Non-geographic numbers (+800, +882, ...) are region "001": no
 		// country to price or enable them by.

@@ -3,9 +3,11 @@ package storage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"parley/billing"
 	"parley/sms"
@@ -164,10 +166,6 @@ type SMSUsage struct {
 	Available billing.Micros
 }
 
-// smsInsertChunk bounds one INSERT's rows: Postgres takes at most 65,535
-// parameters a statement, and a message row has 14.
-const smsInsertChunk = 2000
-
 // Admit admits a send in one transaction under the account's row lock, so
 // that concurrent sends see each other: check (the caller's quota and
 // balance rules) sees the account's usage, and when it passes the threads
@@ -204,23 +202,65 @@ func (r SMS) Admit(ctx context.Context, send *SMSSend, now time.Time, check func
 			}
 			batchID = b.ID
 		}
+		ids, err := nextMessageIDs(ctx, tx, len(send.Messages))
+		if err != nil {
+			return err
+		}
 		for i := range send.Messages {
 			m := &send.Messages[i]
-			m.AccountID, m.ThreadID, m.Direction, m.Status = send.AccountID, threads[m.ToPhone], sms.Outbound, sms.Queued
+			m.ID, m.AccountID, m.ThreadID, m.Direction, m.Status = ids[i], send.AccountID, threads[m.ToPhone], sms.Outbound, sms.Queued
 			m.FromPhone, m.CreatedAt = send.From.Phone, now
 			if send.Batch {
 				m.BatchID = &batchID
 			}
 		}
-		for start := 0; start < len(send.Messages); start += smsInsertChunk {
-			chunk := send.Messages[start:min(start+smsInsertChunk, len(send.Messages))]
-			if _, err := tx.NewInsert().Model(&chunk).Returning("id").Exec(ctx); err != nil {
-				return fmt.Errorf("insert sms messages: %w", err)
-			}
-		}
-		return nil
+		return insertMessages(ctx, tx, send.Messages)
 	})
 	return batchID, err
+}
+
+// nextMessageIDs takes n message ids, ascending: a batch's messages get
+// theirs in recipient order, the order its parts send them in.
+func nextMessageIDs(ctx context.Context, tx bun.Tx, n int) ([]int64, error) {
+	ids := make([]int64, 0, n)
+	err := tx.NewRaw("SELECT nextval('sms_messages_id_seq') FROM generate_series(1, ?)", n).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("take sms message ids: %w", err)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// insertMessages inserts a send's messages (ids set) in one statement whose
+// columns travel as arrays: a 10,000-recipient batch is one short statement
+// with a dozen parameters rather than 140,000 values for Postgres to parse.
+func insertMessages(ctx context.Context, tx bun.Tx, ms []SMSMessage) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	var (
+		ids, threads, prices, costs []int64
+		to, country, body, encoding []string
+		segments                    []int
+	)
+	for _, m := range ms {
+		ids, threads, prices, costs = append(ids, m.ID), append(threads, m.ThreadID), append(prices, int64(m.PriceMicros)), append(costs, int64(m.CostMicros))
+		to, country, body, encoding = append(to, m.ToPhone), append(country, m.Country), append(body, m.Body), append(encoding, m.Encoding)
+		segments = append(segments, m.Segments)
+	}
+	first := ms[0]
+	_, err := tx.NewRaw(`INSERT INTO sms_messages (id, account_id, thread_id, batch_id, direction, from_phone, to_phone, country,
+			body, segments, encoding, status, price_micros, cost_micros, created_at)
+		SELECT r.id, ?, r.thread_id, ?, ?, ?, r.to_phone, r.country, r.body, r.segments, r.encoding, ?, r.price, r.cost, ?
+		FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::bigint[], ?::bigint[])
+			AS r(id, thread_id, to_phone, country, body, segments, encoding, price, cost)`,
+		first.AccountID, first.BatchID, first.Direction, first.FromPhone, first.Status, first.CreatedAt,
+		pgdialect.Array(ids), pgdialect.Array(threads), pgdialect.Array(to), pgdialect.Array(country), pgdialect.Array(body),
+		pgdialect.Array(segments), pgdialect.Array(encoding), pgdialect.Array(prices), pgdialect.Array(costs)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("insert sms messages: %w", err)
+	}
+	return nil
 }
 
 // sentToday counts an account's outbound messages of now's UTC day by
@@ -266,27 +306,30 @@ func reservedMicros(ctx context.Context, db bun.IDB, accountID string, excludeID
 
 // touchThreads finds or creates the thread of the sender and each distinct
 // recipient, moving its last activity to now, and maps recipient to thread.
+// The recipients travel as one array (see insertMessages).
 func touchThreads(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) (map[string]int64, error) {
 	seen := map[string]bool{}
-	var threads []SMSThread
+	var phones []string
 	for _, m := range send.Messages {
 		if !seen[m.ToPhone] {
 			seen[m.ToPhone] = true
-			threads = append(threads, SMSThread{AccountID: send.AccountID, OwnedNumberID: send.From.ID, RemotePhone: m.ToPhone, LastMessageAt: now})
+			phones = append(phones, m.ToPhone)
 		}
 	}
-	out := make(map[string]int64, len(threads))
-	for start := 0; start < len(threads); start += smsInsertChunk {
-		chunk := threads[start:min(start+smsInsertChunk, len(threads))]
-		_, err := tx.NewInsert().Model(&chunk).
-			On("CONFLICT (owned_number_id, remote_phone) DO UPDATE SET last_message_at = greatest(t.last_message_at, EXCLUDED.last_message_at)").
-			Returning("id, remote_phone").Exec(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("touch sms threads: %w", err)
-		}
-		for _, t := range chunk {
-			out[t.RemotePhone] = t.ID
-		}
+	var rows []struct {
+		ID          int64  `bun:"id"`
+		RemotePhone string `bun:"remote_phone"`
+	}
+	err := tx.NewRaw(`INSERT INTO sms_threads AS t (account_id, owned_number_id, remote_phone, last_message_at)
+		SELECT ?, ?, p, ? FROM unnest(?::text[]) AS p
+		ON CONFLICT (owned_number_id, remote_phone) DO UPDATE SET last_message_at = greatest(t.last_message_at, EXCLUDED.last_message_at)
+		RETURNING id, remote_phone`, send.AccountID, send.From.ID, now, pgdialect.Array(phones)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("touch sms threads: %w", err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, t := range rows {
+		out[t.RemotePhone] = t.ID
 	}
 	return out, nil
 }
@@ -475,4 +518,26 @@ func (r SMS) Unsettled(ctx context.Context, batchID, messageID int64) ([]SMSMess
 		return nil, fmt.Errorf("unsettled messages: %w", err)
 	}
 	return ms, nil
+}
+
+// SMSSent counts an account's outbound messages the carrier accepted (the
+// ones charged) and their segments.
+type SMSSent struct {
+	Messages int `bun:"messages"`
+	Segments int `bun:"segments"`
+}
+
+// SentSince counts the messages an account had accepted by the carrier since
+// a time: the charged ones, as the ledger's sms spend counts them (a refused
+// or never-sent message is in neither).
+func (r SMS) SentSince(ctx context.Context, accountID string, since time.Time) (SMSSent, error) {
+	var out SMSSent
+	err := r.DB.NewSelect().Model((*SMSMessage)(nil)).
+		ColumnExpr("count(*) AS messages, coalesce(sum(segments), 0) AS segments").
+		Where("account_id = ? AND direction = ? AND upstream_sid IS NOT NULL AND sent_at >= ?", accountID, sms.Outbound, since).
+		Scan(ctx, &out)
+	if err != nil {
+		return out, fmt.Errorf("count sent messages: %w", err)
+	}
+	return out, nil
 }

@@ -152,7 +152,7 @@ func (s *services) activities() (worker.Activities, error) {
 			return acts, err
 		}
 		acts.SMS = &activities.SMS{Store: storage.SMS{DB: s.db}, Carrier: carrier,
-			StatusCallback: s.cfg.BaseURL + "/hooks/twilio/sms/status", Now: time.Now}
+			StatusCallback: s.cfg.BaseURL + "/hooks/twilio/sms/status", Events: events, Now: time.Now}
 	}
 	return acts, nil
 }

@@ -1,0 +1,261 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"parley/activities"
+	"parley/worker"
+	"parley/workflows"
+)
+
+const (
+	batchID int64 = 7
+	// partSize and window are the chunking decisions.md's limits call for
+	// (see docs/decisions.md): 500 recipients a child, 20 sends at once.
+	partSize = 500
+	window   = 20
+	// sendAttempts is smsSend's MaximumAttempts.
+	sendAttempts = 6
+)
+
+// smsHarness runs the SMS workflows with the real registrations and
+// scripted activities. A batch's messages are numbered 1..recipients in
+// recipient order; refreshes answers the unsettled count of each refresh in
+// turn (the last one repeats).
+type smsHarness struct {
+	env        *testsuite.TestWorkflowEnvironment
+	recipients int
+	refreshes  []int
+	// down are messages the carrier never takes: every attempt fails.
+	down map[int64]bool
+
+	mu       sync.Mutex
+	order    []string
+	parts    map[string]workflows.SMSBatchPartInput // by calling workflow ID
+	attempts map[int64]int
+	inFlight int
+	peak     int
+	failed   []workflows.SMSFailInput
+	refresh  []refreshCall
+}
+
+type refreshCall struct {
+	In workflows.SMSRefreshInput
+	At time.Time
+}
+
+func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	h := &smsHarness{env: suite.NewTestWorkflowEnvironment(), recipients: recipients, refreshes: refreshes,
+		down: map[int64]bool{}, parts: map[string]workflows.SMSBatchPartInput{}, attempts: map[int64]int{}}
+	worker.Register(h.env, worker.Activities{
+		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
+		Events: &activities.Events{}, Notify: &activities.Notify{}, SMS: &activities.SMS{},
+	})
+	h.env.OnActivity(workflows.ActSMSStartBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSBatchRef) error {
+		h.note(workflows.ActSMSStartBatch)
+		return nil
+	})
+	h.env.OnActivity(workflows.ActSMSConclude, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSBatchRef) error {
+		h.note(workflows.ActSMSConclude)
+		return nil
+	})
+	h.env.OnActivity(workflows.ActSMSPartMessages, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in workflows.SMSBatchPartInput) ([]int64, error) {
+			h.mu.Lock()
+			h.parts[activity.GetInfo(ctx).WorkflowExecution.ID] = in
+			h.mu.Unlock()
+			var ids []int64
+			for i := in.Offset; i < min(in.Offset+in.Limit, h.recipients); i++ {
+				ids = append(ids, int64(i+1))
+			}
+			return ids, nil
+		})
+	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSSendInput) error {
+		h.mu.Lock()
+		h.attempts[in.MessageID]++
+		h.inFlight++
+		h.peak = max(h.peak, h.inFlight)
+		h.mu.Unlock()
+		// Long enough for the other sends of a window to start meanwhile.
+		time.Sleep(2 * time.Millisecond)
+		h.mu.Lock()
+		h.inFlight--
+		h.mu.Unlock()
+		if h.down[in.MessageID] {
+			return errors.New("carrier: 503 Service Unavailable")
+		}
+		h.note(workflows.ActSMSSend)
+		return nil
+	})
+	h.env.OnActivity(workflows.ActSMSFail, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSFailInput) error {
+		h.mu.Lock()
+		h.failed = append(h.failed, in)
+		h.mu.Unlock()
+		h.note(workflows.ActSMSFail)
+		return nil
+	})
+	h.env.OnActivity(workflows.ActSMSRefresh, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.SMSRefreshInput) (workflows.SMSRefreshResult, error) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			n := h.refreshes[min(len(h.refresh), len(h.refreshes)-1)]
+			h.refresh = append(h.refresh, refreshCall{In: in, At: h.env.Now()})
+			h.order = append(h.order, workflows.ActSMSRefresh)
+			return workflows.SMSRefreshResult{Unsettled: n}, nil
+		})
+	return h
+}
+
+func (h *smsHarness) note(name string) {
+	h.mu.Lock()
+	h.order = append(h.order, name)
+	h.mu.Unlock()
+}
+
+func (h *smsHarness) run(t *testing.T, name string, in any) {
+	t.Helper()
+	h.env.ExecuteWorkflow(name, in)
+	require.True(t, h.env.IsWorkflowCompleted(), "workflow did not complete")
+	require.NoError(t, h.env.GetWorkflowError())
+}
+
+// phases collapses the recorded order into its runs: "SMS.Send" x1201
+// becomes one "SMS.Send" entry.
+func (h *smsHarness) phases() []string {
+	var out []string
+	for _, name := range h.order {
+		if len(out) == 0 || out[len(out)-1] != name {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func batchInput(recipients int) workflows.SMSBatchInput {
+	return workflows.SMSBatchInput{BatchID: batchID, Recipients: recipients, RefreshEvery: 5 * time.Minute}
+}
+
+// A 1,201-recipient batch runs as three children of at most 500
+// recipients, named after the batch; every recipient is sent once; the
+// batch concludes after the last send and then settles.
+func TestSMSBatchChunksIntoParts(t *testing.T) {
+	h := newSMSHarness(t, 1201, []int{0})
+	h.run(t, workflows.SMSBatchWorkflowName, batchInput(1201))
+
+	want := map[string]workflows.SMSBatchPartInput{
+		"sms-batch-7-part-1": {BatchID: batchID, Offset: 0, Limit: partSize},
+		"sms-batch-7-part-2": {BatchID: batchID, Offset: 500, Limit: partSize},
+		"sms-batch-7-part-3": {BatchID: batchID, Offset: 1000, Limit: partSize},
+	}
+	require.Equal(t, want, h.parts)
+	require.Len(t, h.attempts, 1201)
+	for id := int64(1); id <= 1201; id++ {
+		require.Equal(t, 1, h.attempts[id], "message %d", id)
+	}
+	require.Equal(t, []string{workflows.ActSMSStartBatch, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+	require.Equal(t, []refreshCall{{In: workflows.SMSRefreshInput{BatchID: batchID}, At: h.refresh[0].At}}, h.refresh)
+}
+
+// A part keeps at most 20 sends in flight, and does keep 20: the window
+// bounds one batch's share of the SMS workers without serialising it.
+func TestSMSBatchPartSendWindow(t *testing.T) {
+	h := newSMSHarness(t, partSize, []int{0})
+	h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
+	require.Len(t, h.attempts, partSize)
+	require.Equal(t, window, h.peak, "sends in flight at once")
+}
+
+// A send the carrier never takes is retried six times, then recorded as
+// failed with CARRIER_UNAVAILABLE; the other recipients are sent and the
+// batch concludes (it does not fail).
+func TestSMSSendRetriesRunOut(t *testing.T) {
+	h := newSMSHarness(t, 3, []int{0})
+	h.down[2] = true
+	h.run(t, workflows.SMSBatchWorkflowName, batchInput(3))
+
+	require.Equal(t, map[int64]int{1: 1, 2: sendAttempts, 3: 1}, h.attempts)
+	require.Len(t, h.failed, 1)
+	require.Equal(t, int64(2), h.failed[0].MessageID)
+	require.Equal(t, "CARRIER_UNAVAILABLE", h.failed[0].Code)
+	require.NotEmpty(t, h.failed[0].Message)
+	require.Contains(t, h.order, workflows.ActSMSConclude)
+}
+
+// After the send phase the batch asks the carrier every RefreshEvery on a
+// durable timer: the first look only counts (callbacks usually settle the
+// messages), later ones fetch; it ends at the first look with nothing
+// unsettled, or once 24 hours have passed.
+func TestSMSSettleLoop(t *testing.T) {
+	tests := []struct {
+		name      string
+		every     time.Duration
+		refreshes []int
+		calls     int
+	}{
+		{"ends when all are final", 5 * time.Minute, []int{2, 2, 1, 0}, 4},
+		{"ends after 24 hours", 5 * time.Minute, []int{1}, 24*60/5 + 1},
+		{"another interval", time.Hour, []int{3, 0}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newSMSHarness(t, 2, tt.refreshes)
+			in := batchInput(2)
+			in.RefreshEvery = tt.every
+			h.run(t, workflows.SMSBatchWorkflowName, in)
+
+			require.Len(t, h.refresh, tt.calls)
+			for i, c := range h.refresh {
+				require.Equal(t, workflows.SMSRefreshInput{BatchID: batchID, Fetch: i > 0}, c.In, "refresh %d", i)
+				if i > 0 {
+					require.Equal(t, tt.every, c.At.Sub(h.refresh[i-1].At), "wait before refresh %d", i)
+				}
+			}
+			require.LessOrEqual(t, h.refresh[len(h.refresh)-1].At.Sub(h.refresh[0].At), 24*time.Hour)
+		})
+	}
+}
+
+// A single message is sent once and its delivery watched the same way; a
+// message the carrier never takes is failed and the workflow still ends.
+func TestSMSMessageWorkflow(t *testing.T) {
+	tests := []struct {
+		name     string
+		down     bool
+		attempts int
+		failed   int
+	}{
+		{"sent", false, 1, 0},
+		{"carrier unavailable", true, sendAttempts, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newSMSHarness(t, 0, []int{1, 0})
+			h.down[42] = tt.down
+			h.run(t, workflows.SMSMessageWorkflowName, workflows.SMSMessageInput{MessageID: 42, RefreshEvery: time.Minute})
+
+			require.Equal(t, map[int64]int{42: tt.attempts}, h.attempts)
+			require.Len(t, h.failed, tt.failed)
+			require.Equal(t, []workflows.SMSRefreshInput{{MessageID: 42}, {MessageID: 42, Fetch: true}}, refreshInputs(h.refresh))
+			require.Equal(t, time.Minute, h.refresh[1].At.Sub(h.refresh[0].At))
+		})
+	}
+}
+
+func refreshInputs(calls []refreshCall) []workflows.SMSRefreshInput {
+	out := make([]workflows.SMSRefreshInput, len(calls))
+	for i, c := range calls {
+		out[i] = c.In
+	}
+	return out
+}
