@@ -46,7 +46,8 @@ type Attachment struct {
 // Read decodes a caught message. It never fails: what cannot be decoded is listed in
 // Problems and the rest is still shown.
 func Read(m Message) Details {
-	d := Details{Summary: m.Summary, Envelope: m.Envelope, Headers: map[string][]string{}, Attachments: []Attachment{}, Problems: []string{}}
+	// Empty lists rather than nulls, so JSON readers need no special case.
+	d := Details{Summary: m.Summary, Envelope: m.Envelope, Cc: []string{}, Headers: map[string][]string{}, Attachments: []Attachment{}, Problems: []string{}}
 	msg, err := netmail.ReadMessage(bytes.NewReader(m.Raw))
 	if err != nil {
 		d.Problems = append(d.Problems, fmt.Sprintf("header: %v", err))
@@ -57,7 +58,7 @@ func Read(m Message) Details {
 			d.Headers[name] = append(d.Headers[name], decodeHeader(v))
 		}
 	}
-	d.Cc = addresses(msg.Header, "Cc")
+	d.Cc = append(d.Cc, addresses(msg.Header, "Cc")...)
 	w := walker{d: &d}
 	w.part(textproto.MIMEHeader(msg.Header), msg.Body, 0)
 	return d

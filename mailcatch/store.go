@@ -83,7 +83,8 @@ func NewStore(cfg StoreConfig) *Store {
 }
 
 // Add keeps a message and returns its summary, dropping the oldest messages beyond the
-// store's bounds. A message larger than KeepBytes on its own is still kept, alone.
+// store's bounds. A message larger than KeepBytes on its own is still kept, alone. raw is
+// kept as it is, not copied: the caller must not change it afterwards.
 func (s *Store) Add(env Envelope, raw []byte) Summary {
 	m := Message{Summary: summarize(raw), Envelope: env, Raw: raw}
 	m.Envelope.To = slices.Clone(env.To)
@@ -142,7 +143,7 @@ func (s *Store) Clear() {
 // summarize reads the header fields the inbox lists. A message whose header does not parse
 // is still listed, with what could be read.
 func summarize(raw []byte) Summary {
-	var sum Summary
+	sum := Summary{To: []string{}}
 	msg, err := netmail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
 		return sum
@@ -150,7 +151,7 @@ func summarize(raw []byte) Summary {
 	h := msg.Header
 	sum.Subject = decodeHeader(h.Get("Subject"))
 	sum.From = strings.Join(addresses(h, "From"), ", ")
-	sum.To = addresses(h, "To")
+	sum.To = append(sum.To, addresses(h, "To")...)
 	if d, err := h.Date(); err == nil {
 		sum.Date = d.UTC()
 	}
