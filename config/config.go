@@ -73,6 +73,10 @@ type Config struct {
 	// VoiceProviderAddr is where `parley voice-provider` (the local
 	// stand-in) listens.
 	VoiceProviderAddr string
+	// MailcatcherSMTPAddr and MailcatcherHTTPAddr are where `parley
+	// mailcatcher`, the development mail catcher, takes mail and shows it.
+	MailcatcherSMTPAddr string
+	MailcatcherHTTPAddr string
 
 	// Audio longer than SplitAbove is cut at pauses into chunks of about
 	// ChunkLength, transcribed at once; a worker transcribes at most
@@ -198,6 +202,8 @@ var Vars = []Var{
 	{"PARLEY_SMS_ACTIVITIES", "50", "SMS activities one worker runs at once (they wait on the carrier, not the CPU)"},
 	{"PARLEY_CARRIER_ADDR", "127.0.0.1:8089", "where `parley carrier`, the local stand-in carrier for development, listens (loopback only)"},
 	{"PARLEY_VOICE_PROVIDER_ADDR", "127.0.0.1:8091", "where `parley voice-provider`, the local stand-in for ElevenLabs Agents, listens (loopback only)"},
+	{"PARLEY_MAILCATCHER_SMTP_ADDR", "127.0.0.1:1025", "where `parley mailcatcher`, the mail catcher for development, takes SMTP (loopback only); point PARLEY_SMTP_URL at smtp://this address"},
+	{"PARLEY_MAILCATCHER_HTTP_ADDR", "127.0.0.1:8025", "where `parley mailcatcher` shows the caught mail: a web page, and JSON under /messages (loopback only)"},
 	{"PARLEY_CORS_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) that may call the API; empty: CORS off; * is refused"},
 	{"PARLEY_MIN_TRANSFER_BYTES", "65536", "a client sending a body or reading a response must move at least this many bytes per PARLEY_MIN_TRANSFER_WINDOW"},
 	{"PARLEY_MIN_TRANSFER_WINDOW", "30s", "window for PARLEY_MIN_TRANSFER_BYTES; a slower client is disconnected"},
@@ -247,6 +253,9 @@ func Load() (Config, error) {
 		TwilioBaseURL:     strings.TrimRight(get("PARLEY_TWILIO_BASE_URL"), "/"),
 		CarrierAddr:       get("PARLEY_CARRIER_ADDR"),
 		VoiceProviderAddr: get("PARLEY_VOICE_PROVIDER_ADDR"),
+
+		MailcatcherSMTPAddr: get("PARLEY_MAILCATCHER_SMTP_ADDR"),
+		MailcatcherHTTPAddr: get("PARLEY_MAILCATCHER_HTTP_ADDR"),
 
 		ElevenLabsWebhookSecret: get("PARLEY_ELEVENLABS_WEBHOOK_SECRET"),
 	}

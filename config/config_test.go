@@ -31,7 +31,8 @@ func TestLoadDefaultsAndErrors(t *testing.T) {
 	}
 	if c.HTTPAddr != "127.0.0.1:8080" || c.MaxUploadSize != 500<<20 || c.RateTiers["standard"].PerMinute != 60 ||
 		c.CORSOrigins != nil || c.MinTransferBytes != 64<<10 || c.MinTransferWindow != 30*time.Second ||
-		c.VoiceSyncInterval != 5*time.Minute || c.VoiceBackfill != 720*time.Hour || c.VoiceConfigured() {
+		c.VoiceSyncInterval != 5*time.Minute || c.VoiceBackfill != 720*time.Hour || c.VoiceConfigured() ||
+		c.MailcatcherSMTPAddr != "127.0.0.1:1025" || c.MailcatcherHTTPAddr != "127.0.0.1:8025" {
 		t.Fatalf("defaults: %+v", c)
 	}
 	for name, value := range map[string]string{

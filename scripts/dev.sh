@@ -109,10 +109,11 @@ dev_secret() {
 	cat "$DIR/$1"
 }
 
-# The local stand-ins of the paid providers, each only when the developer
-# has not pointed its settings at the real provider: `parley carrier` (SMS,
-# Twilio's protocol) and `parley voice-provider` (ElevenLabs Agents, with
-# two demo calls). Their settings go to $DIR/env like the services' own.
+# The local stand-ins, each only when the developer has not pointed its
+# settings at the real thing: `parley carrier` (SMS, Twilio's protocol),
+# `parley voice-provider` (ElevenLabs Agents, with two demo calls) and
+# `parley mailcatcher` (SMTP, with a web inbox). Their settings go to
+# $DIR/env like the services' own.
 {
 	echo "export PARLEY_BASE_URL=$PARLEY_BASE_URL"
 	if [[ -z ${PARLEY_TWILIO_ACCOUNT_SID:-} ]]; then
@@ -130,13 +131,22 @@ dev_secret() {
 		echo "export PARLEY_VOICE_PROVIDER_ADDR=$voice_addr"
 		echo "export PARLEY_ELEVENLABS_BASE_URL=http://$voice_addr"
 	fi
+	if [[ -z ${PARLEY_SMTP_URL:-} ]]; then
+		echo "export PARLEY_SMTP_URL=smtp://${PARLEY_MAILCATCHER_SMTP_ADDR:-127.0.0.1:1025}"
+		echo "export PARLEY_MAIL_FROM='${PARLEY_MAIL_FROM:-Parley <no-reply@parley.local>}'"
+	fi
 } >>"$DIR/env"
+start_mail=$([[ -z ${PARLEY_SMTP_URL:-} ]] && echo 1 || true)
 start_carrier=$([[ -z ${PARLEY_TWILIO_ACCOUNT_SID:-} ]] && echo 1 || true)
 start_voice=$([[ -z ${PARLEY_ELEVENLABS_API_KEY:-} ]] && echo 1 || true)
 # shellcheck source=/dev/null
 . "$DIR/env"
 if [[ -n $start_carrier ]]; then
 	"$PARLEY" carrier 9>&- >>"$DIR/carrier.log" 2>&1 &
+	standins+=($!)
+fi
+if [[ -n $start_mail ]]; then
+	"$PARLEY" mailcatcher 9>&- >>"$DIR/mailcatcher.log" 2>&1 &
 	standins+=($!)
 fi
 if [[ -n $start_voice ]]; then
@@ -215,6 +225,9 @@ if [[ -n $start_carrier ]]; then
 	echo "    send:    curl -H \"Authorization: Bearer \$(cat $key_file)\" -H 'Content-Type: application/json' \\" >&2
 	echo "               -d '{\"from\":\"+15005550006\",\"body\":\"Hi {{name}}\",\"recipients\":[{\"phone\":\"+12025550123\",\"variables\":{\"name\":\"Dana\"}}]}' $api_url/api/v1/sms" >&2
 	echo "    receive: . $DIR/env && bin/parley carrier inbound --from +12025550123 --to +15005550006 --body 'Hello back'" >&2
+fi
+if [[ -n $start_mail ]]; then
+	say "Mail inbox     http://${PARLEY_MAILCATCHER_HTTP_ADDR:-127.0.0.1:8025}/ (e-mail notifications; send a job with -F email_after=true)"
 fi
 if [[ -n $start_voice ]]; then
 	say "Voice provider $PARLEY_ELEVENLABS_BASE_URL (local stand-in with two demo calls; log $DIR/voice-provider.log)"

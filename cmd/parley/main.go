@@ -19,6 +19,7 @@ const usage = `usage: parley <command>
   admin ...                operator commands (run 'parley admin' for the list)
   carrier [inbound ...]    local stand-in SMS carrier (Twilio protocol) for development
   voice-provider           local stand-in voice provider (ElevenLabs Agents) with demo calls, for development
+  mailcatcher              local mail catcher: takes SMTP and shows the mail on a web page, for development
   vapid generate           print a new Web Push (VAPID) key pair as env lines
 `
 
@@ -54,6 +55,11 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("voice-provider takes no arguments")
 		}
 		return voiceProvider(ctx)
+	case "mailcatcher":
+		if len(args) > 1 {
+			return fmt.Errorf("mailcatcher takes no arguments")
+		}
+		return mailcatcher(ctx)
 	case "vapid":
 		return vapid(os.Stdout, args[1:])
 	case "help", "-h", "--help":
