@@ -39,6 +39,9 @@ func recordHistories(t testing.TB, c client.Client, dir string) {
 		for _, ex := range page.Executions {
 			status := strings.ToLower(strings.TrimPrefix(ex.Status.String(), "WORKFLOW_EXECUTION_STATUS_"))
 			name := fmt.Sprintf("%s-%s-%s.json", ex.Type.Name, status, ex.Execution.WorkflowId)
+			// Schedule-started IDs end in a timestamp, and ':' is not a
+			// legal file-name character on every system that checks out the repository.
+			name = strings.ReplaceAll(name, ":", "-")
 			path := filepath.Join(dir, name)
 			if _, err := os.Stat(path); err == nil {
 				continue

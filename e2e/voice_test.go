@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
@@ -41,11 +42,12 @@ type voiceOptions struct {
 }
 
 // voiceProvider is the stand-in provider on httptest, counting every
-// request it answers.
+// request it answers and the list requests that followed a next_cursor.
 type voiceProvider struct {
 	*localagents.Server
 	url      string
 	requests atomic.Int64
+	followed atomic.Int64
 }
 
 func startVoiceProvider(t testing.TB, cfg *config.Config, o voiceOptions) *voiceProvider {
@@ -53,6 +55,9 @@ func startVoiceProvider(t testing.TB, cfg *config.Config, o voiceOptions) *voice
 	vp := &voiceProvider{Server: localagents.New(localagents.Config{APIKey: voiceAPIKey})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		vp.requests.Add(1)
+		if r.URL.Path == "/v1/convai/conversations" && r.URL.Query().Get("cursor") != "" {
+			vp.followed.Add(1)
+		}
 		vp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
@@ -212,8 +217,8 @@ func TestVoiceEndToEnd(t *testing.T) {
 	}
 
 	// 150 analysed calls (two pages of the provider's list), one whose
-	// analysis is still running, the full fixture detail, and calls of an
-	// agent nobody mapped.
+	// analysis arrives later, one whose analysis never comes, the full
+	// fixture detail, and calls of an agent nobody mapped.
 	now := time.Now().UTC().Truncate(time.Second)
 	const synced = 150
 	for i := range synced {
@@ -224,16 +229,20 @@ func TestVoiceEndToEnd(t *testing.T) {
 		p.voice.Put(call(fmt.Sprintf("conv_%03d", i), "agent_desk", name, now.Add(-time.Duration(i+10)*time.Minute), 30+i, true))
 	}
 	p.voice.Put(call("conv_late", "agent_desk", "", now.Add(-5*time.Minute), 95, false))
+	p.voice.Put(call("conv_pending", "agent_desk", "", now.Add(-7*time.Minute), 20, false))
 	full := fixtureDetail(t, now.Add(-3*time.Minute))
 	p.voice.Put(full)
 	for i := range 3 {
 		p.voice.Put(call(fmt.Sprintf("conv_stranger_%d", i), "agent_unmapped", "Stranger", now.Add(-time.Duration(i)*time.Minute), 60, true))
 	}
-	const total = synced + 2
+	const total = synced + 3
 
 	eventually(t, 2*time.Minute, "first sync stores every mapped call", func() bool {
 		return len(p.conversations(key.Secret)) == total
 	})
+	if p.voice.followed.Load() == 0 {
+		t.Fatal("the sync never followed next_cursor to a second page")
+	}
 	list := p.conversations(key.Secret)
 	for i, c := range list {
 		if c.Transcript != nil {
@@ -300,6 +309,16 @@ func TestVoiceEndToEnd(t *testing.T) {
 		if c.Evaluation["resolved"].Result != "success" || c.DataCollection["booking"].Value != "conv_late" || c.SummaryTitle != "Booking check" {
 			t.Fatalf("late analysis: %+v", c)
 		}
+		// A call whose analysis never comes stays null through every
+		// sync, yet it has ended and is priced.
+		pending, err := p.byProviderID("conv_pending")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = p.conversation(key.Secret, pending.ID)
+		if c.DataCollection != nil || c.Evaluation != nil || c.SummaryTitle != "" || c.CostUSD != billing.ForDuration(20, p.voicePrice()).CostString() {
+			t.Fatalf("call without analysis: %+v", c)
+		}
 	})
 
 	t.Run("signed webhook ingests within seconds", func(t *testing.T) {
@@ -351,6 +370,20 @@ func TestVoiceEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("an unmapped agent's webhook is acknowledged and stores nothing", func(t *testing.T) {
+		if err := p.postCall("conv_stranger_0"); err != nil {
+			t.Fatalf("webhook of an unmapped agent: %v", err)
+		}
+		_, err := p.temporal.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID("conv_stranger_0"), "")
+		var missing *serviceerror.NotFound
+		if !errors.As(err, &missing) {
+			t.Fatalf("an unmapped agent's webhook started an ingest: %v", err)
+		}
+		if _, err := p.byProviderID("conv_stranger_0"); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("an unmapped agent's call was stored: %v", err)
+		}
+	})
+
 	t.Run("charged once across sync, webhook and replays", func(t *testing.T) {
 		for range 2 {
 			for _, id := range []string{"conv_000", "conv_late", "conv_hook"} {
@@ -366,7 +399,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 		}
 		p.waitIngest("conv_001")
 		time.Sleep(3 * time.Second) // a few more scheduled syncs
-		for _, id := range []string{"conv_000", "conv_001", "conv_late", "conv_hook"} {
+		for _, id := range []string{"conv_000", "conv_001", "conv_late", "conv_hook", "conv_pending"} {
 			p.waitIngest(id)
 		}
 
@@ -426,8 +459,9 @@ func TestVoiceEndToEnd(t *testing.T) {
 		if err := p.db.NewSelect().Model(&events).Where("account_id = ?", acc.ID).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if len(events) != len(rows) {
-			t.Fatalf("%d conversation.ready events for %d analysed conversations", len(events), len(rows))
+		// Every call but conv_pending, whose analysis never came.
+		if len(events) != len(rows)-1 {
+			t.Fatalf("%d conversation.ready events for %d analysed conversations", len(events), len(rows)-1)
 		}
 	})
 
@@ -440,6 +474,32 @@ func TestVoiceEndToEnd(t *testing.T) {
 		p.do(http.MethodGet, "/conversations/999999999", key.Secret, nil).want(t, 404, "CONVERSATION_NOT_FOUND")
 		noScope := testenv.Key(t, p.db, acc.ID, testenv.AccountOpts{Scopes: []string{apikey.ProfileRead}})
 		p.do(http.MethodGet, "/conversations", noScope.Secret, nil).want(t, 403, "INSUFFICIENT_SCOPE")
+	})
+
+	t.Run("a walk past its budget continues as new", func(t *testing.T) {
+		// Two activities: the agent listing and agent_desk's first page use
+		// them up, so the run hands agent_empty (at least) to a new run.
+		run, err := p.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: "voice-sync-budget", TaskQueue: workflows.VoiceTaskQueue,
+		}, workflows.VoiceSyncWorkflowName, workflows.VoiceSyncInput{MaxActivities: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		firstRun := run.GetRunID() // Get moves the run to the chain's last
+		var res workflows.VoiceSyncResult
+		if err := run.Get(ctx, &res); err != nil {
+			t.Fatal(err)
+		}
+		first, err := p.temporal.DescribeWorkflowExecution(ctx, run.GetID(), firstRun)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := first.WorkflowExecutionInfo.Status; st != enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+			t.Fatalf("first run ended %s, want continued-as-new", st)
+		}
+		if res.Agents == 0 || len(res.Failed) != 0 {
+			t.Fatalf("last run: %+v", res)
+		}
 	})
 
 	t.Run("deep health reports the provider", func(t *testing.T) {
