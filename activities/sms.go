@@ -23,7 +23,7 @@ import (
 type Carrier interface {
 	Send(ctx context.Context, req twilio.SendRequest) (twilio.Message, error)
 	Fetch(ctx context.Context, sid string) (twilio.Message, error)
-	FindSent(ctx context.Context, from, to, body string, since time.Time) (twilio.Message, bool, error)
+	FindAllSent(ctx context.Context, from, to, body string, since time.Time) ([]twilio.Message, error)
 }
 
 // SMS hands messages to the carrier and follows their delivery.
@@ -32,7 +32,8 @@ type SMS struct {
 	Carrier Carrier
 	// StatusCallback is where the carrier reports delivery.
 	StatusCallback string
-	// Events emits sms.batch.completed to the account's webhooks.
+	// Events emits sms.batch.completed and sms.message.received to the
+	// account's webhooks.
 	Events *Events
 	Now    func() time.Time
 }
@@ -53,12 +54,12 @@ func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) error {
 		return err // a finished message is left as it is
 	}
 	if m.SendAttemptedAt != nil {
-		found, ok, err := a.Carrier.FindSent(ctx, m.FromPhone, m.ToPhone, m.Body, m.SendAttemptedAt.Add(-findSentMargin))
+		sid, ok, err := a.earlierSend(ctx, m)
 		if err != nil {
 			return err
 		}
 		if ok {
-			return a.accept(ctx, m, found.SID)
+			return a.accept(ctx, m, sid)
 		}
 	}
 	sent, err := a.Carrier.Send(ctx, twilio.SendRequest{From: m.FromPhone, To: m.ToPhone, Body: m.Body, StatusCallback: a.StatusCallback})
@@ -70,6 +71,32 @@ func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) error {
 		return err
 	}
 	return a.accept(ctx, m, sent.SID)
+}
+
+// earlierSend finds at the carrier the message an earlier attempt at m may
+// have created: the oldest with m's sender, recipient and body whose sid no
+// message of ours has recorded. The same text can go to the same number
+// more than once (a batch may list a recipient twice, a client may send it
+// again); taking another message's sid would leave m never sent.
+func (a *SMS) earlierSend(ctx context.Context, m storage.SMSMessage) (string, bool, error) {
+	found, err := a.Carrier.FindAllSent(ctx, m.FromPhone, m.ToPhone, m.Body, m.SendAttemptedAt.Add(-findSentMargin))
+	if err != nil || len(found) == 0 {
+		return "", false, err
+	}
+	sids := make([]string, len(found))
+	for i, f := range found {
+		sids[i] = f.SID
+	}
+	known, err := a.Store.KnownSIDs(ctx, sids)
+	if err != nil {
+		return "", false, err
+	}
+	for _, sid := range sids {
+		if !known[sid] {
+			return sid, true, nil
+		}
+	}
+	return "", false, nil
 }
 
 // accept records the carrier's sid and charges the message, once.
@@ -119,6 +146,23 @@ func (a *SMS) ConcludeBatch(ctx context.Context, in workflows.SMSBatchRef) error
 	}
 	return a.Events.Emit(ctx, workflows.EmitInput{
 		AccountID: b.AccountID, Type: events.SMSBatchCompleted, Subject: strconv.FormatInt(b.ID, 10), Data: data,
+	})
+}
+
+// Received emits sms.message.received for an inbound message, with the
+// message as GET /sms/threads/{id} shows it; once per message however often
+// it runs.
+func (a *SMS) Received(ctx context.Context, in workflows.SMSReceivedInput) error {
+	m, err := a.Store.Message(ctx, in.MessageID)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(messaging.NewMessageView(m))
+	if err != nil {
+		return fmt.Errorf("encode sms message %d: %w", m.ID, err)
+	}
+	return a.Events.Emit(ctx, workflows.EmitInput{
+		AccountID: m.AccountID, Type: events.SMSMessageReceived, Subject: strconv.FormatInt(m.ID, 10), Data: data,
 	})
 }
 

@@ -102,7 +102,7 @@ func (a *Speech) SplitAudio(ctx context.Context, in workflows.SplitAudioInput) (
 	if err != nil {
 		return workflows.SplitResult{}, err
 	}
-	plan := workflows.SplitResult{Language: a.language(job.LanguageRequested)}
+	plan := workflows.SplitResult{Language: a.language(job.LanguageRequested), Engine: a.Engine.Name()}
 	if !a.Split.Splits(in.DurationSec) {
 		plan.Chunks = []workflows.Chunk{{AudioKey: in.AudioKey, EndSec: in.DurationSec}}
 		return plan, nil

@@ -195,10 +195,15 @@ func (a *Voice) Ingest(ctx context.Context, in workflows.ConversationInput) (wor
 	if err != nil {
 		return res, err
 	}
-	name := in.AgentName
+	// The provider's own name comes first (decisions.md); the detail's
+	// agent_name is nullable, and older responses leave it out.
+	name := d.AgentName
 	if name == "" {
-		// The webhook's detail names no agent: keep a name a listing
-		// stored, else use the operator's.
+		name = in.AgentName
+	}
+	if name == "" {
+		// Neither the detail nor a listing named the agent (a webhook
+		// ingest): keep a name a listing stored, else use the operator's.
 		name = agent.Name
 		if stored, err := (storage.Conversations{DB: a.DB}).ByProviderID(ctx, in.ProviderID); err == nil && stored.AgentName != "" {
 			name = stored.AgentName

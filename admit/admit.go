@@ -28,6 +28,7 @@ import (
 	"parley/speech"
 	"parley/storage"
 	"parley/subtitles"
+	"parley/textcheck"
 	"parley/workflows"
 )
 
@@ -262,6 +263,12 @@ func (s *Service) fromURL(ctx context.Context, j *storage.Job, raw string) error
 	j.InputKind, j.SourceURL, j.FileName = "url", &raw, path.Base(u.Path)
 	if j.FileName == "/" || j.FileName == "." {
 		j.FileName = u.Hostname()
+	}
+	// The path is percent-decoded: %00, %ff or %E2%80%AE would become a NUL
+	// the database refuses, a replaced byte or a bidi override in the name
+	// people see, so the URL is held to the rules of an uploaded file's name.
+	if err := textcheck.Name(j.FileName); err != nil {
+		return problem.Invalid("url", "its file name "+err.Error())
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"net/url"
 	"strings"
@@ -65,7 +66,7 @@ func TestSRTOnlyOfACompletedJob(t *testing.T) {
 // Text a client sends is stored as sent or refused with a 400 naming the
 // field, never a 500 from the database.
 func TestControlCharactersAreRefusedNotStored(t *testing.T) {
-	h := newHarness(t)
+	h := newLoopbackURLHarness(t)
 	acc, key := testenv.Account(t, h.db, testenv.AccountOpts{})
 	expires := h.clock.Now().Add(24 * time.Hour).Format(time.RFC3339)
 	for name, raw := range map[string]string{
@@ -118,6 +119,27 @@ func TestControlCharactersAreRefusedNotStored(t *testing.T) {
 		mw.Close()
 		return h.do(http.MethodPost, "/subtitles", key.Secret, &buf, "Content-Type", mw.FormDataContentType())
 	}
+	// A URL job is named after its percent-decoded last path segment.
+	for name, u := range map[string]string{
+		"URL file name NUL":        "https://127.0.0.1/a%00b.mp4",
+		"URL file name escape":     "https://127.0.0.1/talk%1B%5B31m.mp4",
+		"URL file name not UTF-8":  "https://127.0.0.1/talk%ff.mp4",
+		"URL file name bidi":       "https://127.0.0.1/talk%E2%80%AEgnp.mp4",
+		"URL file name newline":    "https://127.0.0.1/dir/talk%0A.mp4",
+		"URL file name DEL in dir": "https://127.0.0.1/dir/%7F",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := h.do(http.MethodPost, "/transcribe", key.Secret, h.jsonBody(map[string]any{"url": u}), "Content-Type", "application/json")
+			r.wantError(t, http.StatusBadRequest, "VALIDATION_ERROR")
+			if r.env.Error.Details["field"] != "url" {
+				t.Fatalf("details %v, want field url", r.env.Error.Details)
+			}
+		})
+	}
+	if n, err := h.db.NewSelect().Model((*storage.Job)(nil)).Where("account_id = ?", acc.ID).Where("input_kind = 'url'").Count(context.Background()); err != nil || n != 0 {
+		t.Fatalf("%d URL jobs stored (%v), want none", n, err)
+	}
+
 	for name, tc := range map[string]struct {
 		file   string
 		fields []string
@@ -137,6 +159,53 @@ func TestControlCharactersAreRefusedNotStored(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newLoopbackURLHarness lets URL jobs name loopback hosts, so a URL passes
+// the address check and reaches the rules about what it names.
+func newLoopbackURLHarness(t *testing.T) *harness {
+	t.Helper()
+	cfg := testenv.Config(t)
+	cfg.URLAllowPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	return newHarnessWith(t, testenv.DB(t), cfg, &clock{now: time.Now().UTC()})
+}
+
+// An Idempotency-Key is printable ASCII: other bytes have no agreed
+// character set in a header, and invalid UTF-8 would be re-encoded on the
+// way into the database, where two keys could then meet.
+func TestIdempotencyKeyIsPrintableASCII(t *testing.T) {
+	h := newLoopbackURLHarness(t)
+	acc, key := testenv.Account(t, h.db, testenv.AccountOpts{})
+	send := func(idem string) reply {
+		return h.do(http.MethodPost, "/transcribe", key.Secret, h.jsonBody(map[string]any{"url": "https://127.0.0.1/talk.mp4"}),
+			"Content-Type", "application/json", "Idempotency-Key", idem)
+	}
+	for name, idem := range map[string]string{
+		"invalid UTF-8":     "retry-\xff\xfe",
+		"lone continuation": "retry-\x80",
+		"UTF-8 letter":      "caf\u00e9",
+		"UTF-8 bidi":        "retry\u202e1",
+		"tab inside":        "retry\t1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := send(idem)
+			r.wantError(t, http.StatusBadRequest, "VALIDATION_ERROR")
+			if r.env.Error.Details["field"] != "Idempotency-Key" {
+				t.Fatalf("details %v", r.env.Error.Details)
+			}
+		})
+	}
+	if n, err := h.db.NewSelect().Model((*storage.Job)(nil)).Where("account_id = ?", acc.ID).Count(context.Background()); err != nil || n != 0 {
+		t.Fatalf("%d jobs stored (%v), want none", n, err)
+	}
+	t.Run("printable ASCII with spaces", func(t *testing.T) {
+		var first, again acceptedJSON
+		send(" retry 1/{ok}~ ").wantOK(t, http.StatusAccepted, &first)
+		send("retry 1/{ok}~").wantOK(t, http.StatusAccepted, &again)
+		if first.ID != again.ID {
+			t.Fatalf("replay made job %d, want %d", again.ID, first.ID)
+		}
+	})
 }
 
 // Exactly one spelling of a media token opens the file: every other value

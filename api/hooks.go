@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"parley/messaging"
 	"parley/twilio"
 )
 
@@ -42,6 +43,25 @@ func (s *Server) smsStatusHook(c *gin.Context) {
 	if err := s.sms.CarrierStatus(c, f.Get("MessageSid"), f.Get("MessageStatus"), f.Get("ErrorCode"), f.Get("ErrorMessage")); err != nil {
 		// The carrier retries a callback that failed: answer 500 so it does.
 		s.entry(c).WithError(err).Error("record a delivery callback")
+		c.String(http.StatusInternalServerError, "error\n")
+		return
+	}
+	twiml(c)
+}
+
+// smsInboundHook stores a message sent to one of the owned numbers, once per
+// MessageSid however often the carrier retries, and answers with empty
+// TwiML (no automatic reply). A message to a number nobody owns is
+// acknowledged too, so the carrier stops retrying it.
+func (s *Server) smsInboundHook(c *gin.Context) {
+	if !s.carrierForm(c) {
+		return
+	}
+	f := c.Request.PostForm
+	in := messaging.InboundMessage{SID: f.Get("MessageSid"), From: f.Get("From"), To: f.Get("To"), Body: f.Get("Body")}
+	if err := s.sms.Receive(c, in); err != nil {
+		// The carrier retries a webhook that failed: answer 500 so it does.
+		s.entry(c).WithError(err).Error("record an inbound message")
 		c.String(http.StatusInternalServerError, "error\n")
 		return
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,12 +36,27 @@ func jobOptions(c *gin.Context, fields map[string]string) (admit.Options, error)
 	if len(o.IdempotencyKey) > 255 {
 		return o, problem.Invalid("Idempotency-Key", "is longer than 255 characters")
 	}
+	if err := checkIdempotencyKey(o.IdempotencyKey); err != nil {
+		return o, err
+	}
 	var err error
 	if o.EmailAfter, err = parseBool("email_after", fields["email_after"]); err != nil {
 		return o, err
 	}
 	o.SMSAfter, err = parseBool("sms_after", fields["sms_after"])
 	return o, err
+}
+
+// checkIdempotencyKey allows printable ASCII only. A header has no
+// character set beyond ASCII, and the database would re-encode invalid
+// UTF-8, so two different keys could name one job.
+func checkIdempotencyKey(key string) error {
+	for i := 0; i < len(key); i++ {
+		if b := key[i]; b < 0x20 || b > 0x7E {
+			return problem.Invalid("Idempotency-Key", fmt.Sprintf("may hold printable ASCII only; byte %d is 0x%02X", i, b))
+		}
+	}
+	return nil
 }
 
 // parseBool reads the booleans of form fields ("true"/"false").

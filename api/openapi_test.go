@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -278,4 +279,31 @@ func lookup(doc map[string]any, ref string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// TestOpenAPIJSONBodies415 checks that every operation taking a JSON body
+// documents the 415 its binding answers to another content type.
+func TestOpenAPIJSONBodies415(t *testing.T) {
+	doc := loadOpenAPI(t)
+	paths, _ := doc["paths"].(map[string]any)
+	for p, item := range paths {
+		ops, _ := item.(map[string]any)
+		for m, o := range ops {
+			op, _ := o.(map[string]any)
+			if !openAPIMethods[m] {
+				continue
+			}
+			body, _ := op["requestBody"].(map[string]any)
+			content, _ := body["content"].(map[string]any)
+			if _, isJSON := content["application/json"]; !isJSON {
+				continue
+			}
+			resps, _ := op["responses"].(map[string]any)
+			resp, _ := resps["415"].(map[string]any)
+			codes, _ := resp["x-error-codes"].([]any)
+			if !slices.Contains(codes, any(problem.UnsupportedMediaType)) {
+				t.Errorf("%s %s takes JSON but documents no 415 %s", strings.ToUpper(m), p, problem.UnsupportedMediaType)
+			}
+		}
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -16,8 +18,17 @@ import (
 	"parley/problem"
 )
 
-// maxJSONBody bounds every JSON request body.
+// maxJSONBody bounds a JSON request body: no request but POST /sms needs
+// more than a few kilobytes.
 const maxJSONBody = 1 << 20
+
+// maxSMSBody bounds POST /sms, which must fit its documented maximum of
+// 10,000 recipients. A recipient is its phone (about 40 bytes of JSON with
+// the key) plus its template variables; ~120 bytes is usual, so 16 MiB
+// leaves each of the 10,000 about 1,600 bytes (as much as a whole rendered
+// body), while a body past 10,000 recipients still fits and is answered
+// 413 BATCH_TOO_LARGE rather than a generic 400.
+const maxSMSBody = 16 << 20
 
 func problemNotFound() *problem.Error { return problem.New(problem.NotFound, nil) }
 func problemMethod() *problem.Error   { return problem.New(problem.MethodNotAllowed, nil) }
@@ -31,13 +42,18 @@ func mediaType(c *gin.Context) string {
 	return strings.ToLower(mt)
 }
 
-// bindJSON decodes a JSON body strictly: right content type, bounded size,
-// no unknown fields, exactly one value.
+// bindJSON decodes a JSON body strictly: right content type, at most
+// maxJSONBody bytes, no unknown fields, exactly one value.
 func bindJSON(c *gin.Context, v any) error {
+	return bindJSONLimit(c, v, maxJSONBody)
+}
+
+// bindJSONLimit is bindJSON for a body of at most limit bytes.
+func bindJSONLimit(c *gin.Context, v any, limit int64) error {
 	if mt := mediaType(c); mt != "application/json" {
 		return problem.New(problem.UnsupportedMediaType, map[string]any{"contentType": c.GetHeader("Content-Type"), "expected": "application/json"})
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxJSONBody))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
 	if err != nil {
 		return jsonProblem(err)
 	}
@@ -67,7 +83,7 @@ func jsonProblem(err error) *problem.Error {
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
 		return problem.Invalid("body", "is not valid JSON")
 	case errors.As(err, &tooBig):
-		return problem.Invalid("body", "is larger than 1 MB")
+		return problem.Invalid("body", fmt.Sprintf("is larger than %d MiB", tooBig.Limit>>20))
 	case errors.Is(err, io.EOF):
 		return problem.Invalid("body", "is empty")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -84,4 +100,21 @@ func pathID(c *gin.Context, name string) (int64, error) {
 		return 0, problemNotFound()
 	}
 	return id, nil
+}
+
+// queryInt reads an optional integer query parameter within [lo, hi]; an
+// absent one is def. Anything else is a 400 naming the parameter.
+func queryInt(c *gin.Context, name string, def, lo, hi int64) (int64, error) {
+	raw, ok := c.GetQuery(name)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n < lo || n > hi {
+		if hi == math.MaxInt64 {
+			return 0, problem.Invalid(name, fmt.Sprintf("must be an integer of at least %d", lo))
+		}
+		return 0, problem.Invalid(name, fmt.Sprintf("must be an integer from %d to %d", lo, hi))
+	}
+	return n, nil
 }

@@ -148,6 +148,10 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/subtitles/:id/reburn", scope: apikey.SubtitlesWrite, handler: s.reburn},
 		{method: http.MethodPost, path: "/sms", scope: apikey.SMSSend, handler: s.sendSMS},
 		{method: http.MethodGet, path: "/sms/jobs/:id", scope: apikey.SMSRead, handler: s.getSMSBatch},
+		{method: http.MethodGet, path: "/sms/threads", scope: apikey.SMSRead, handler: s.listThreads},
+		{method: http.MethodGet, path: "/sms/threads/:id", scope: apikey.SMSRead, handler: s.getThread},
+		{method: http.MethodPatch, path: "/sms/threads/:id", scope: apikey.SMSRead, handler: s.patchThread},
+		{method: http.MethodPost, path: "/sms/threads/:id/reply", scope: apikey.SMSSend, handler: s.replyThread},
 		{method: http.MethodGet, path: "/conversations", scope: apikey.ConversationsRead, handler: s.listConversations},
 		{method: http.MethodGet, path: "/conversations/:id", scope: apikey.ConversationsRead, handler: s.getConversation},
 		{method: http.MethodGet, path: "/webhooks", scope: apikey.WebhooksManage, handler: s.listWebhooks},
@@ -177,8 +181,10 @@ func (s *Server) Handler() http.Handler {
 		}
 		v1.Handle(rt.method, rt.path, append(chain, rt.handler)...)
 	}
-	// The carrier's callbacks, outside the client API.
+	// The carrier's callbacks (delivery status, inbound messages), outside
+	// the client API.
 	r.POST("/hooks/twilio/sms/status", s.smsStatusHook)
+	r.POST("/hooks/twilio/sms/inbound", s.smsInboundHook)
 	// Provider callbacks are not client API: outside /api/v1, verified by
 	// their signature, answered without the envelope.
 	r.POST("/hooks/elevenlabs/post-call", s.postCall)

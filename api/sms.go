@@ -60,7 +60,7 @@ func (s *Server) sendSMS(c *gin.Context) {
 		return
 	}
 	var body sendSMSRequest
-	if err := bindJSON(c, &body); err != nil {
+	if err := bindJSONLimit(c, &body, maxSMSBody); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -80,11 +80,17 @@ func (s *Server) sendSMS(c *gin.Context) {
 			EstimatedCostUSD: b.EstimatedCost.USD(), EstimatedPriceUSD: b.EstimatedPrice.USD(), PerCountry: b.PerCountry})
 		return
 	}
+	respondSent(c, *res.Single)
+}
+
+// respondSent answers a single send: 200 once the carrier answered, 202
+// with the message still queued when it had not within the wait.
+func respondSent(c *gin.Context, sent messaging.Sent) {
 	status := http.StatusOK
-	if !res.Single.Answered {
+	if !sent.Answered {
 		status = http.StatusAccepted
 	}
-	respond(c, status, smsMessageView(res.Single.Message))
+	respond(c, status, smsMessageView(sent.Message))
 }
 
 // smsMessageView shapes a single send's message; a price is only shown once

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -38,13 +39,14 @@ type upload struct {
 }
 
 // discard removes what the upload left behind; used when the request is
-// refused after the file arrived.
+// refused after the file arrived. A client whose stream broke has already
+// cancelled the request's context, and its file must go all the same.
 func (s *Server) discard(c *gin.Context, u *upload) {
 	if u == nil {
 		return
 	}
 	if u.objectKey != "" {
-		if err := s.objects.Remove(c, u.objectKey); err != nil {
+		if err := s.objects.Remove(context.WithoutCancel(c), u.objectKey); err != nil {
 			s.entry(c).WithError(err).WithField("object", u.objectKey).Warn("remove refused upload")
 		}
 	}

@@ -96,6 +96,9 @@ type Config struct {
 
 	// WebhookRetries are the waits before each retry of a webhook delivery.
 	WebhookRetries []time.Duration
+	// EventActivities bounds the webhook attempts and notification sends
+	// one worker runs at once, on their own queue.
+	EventActivities int
 
 	// Notification channels; an empty setting leaves its channel skipped.
 	SMTPURL         string
@@ -113,8 +116,8 @@ const minSecretLen = 32
 // CheckSigningSecrets refuses to run the API with a missing or short
 // signing secret: a guessable key would let anyone mint media links.
 func (c Config) CheckSigningSecrets() error {
-	if len(c.MediaSecret) < minSecretLen {
-		return fmt.Errorf("PARLEY_MEDIA_SECRET must be set to at least %d random characters (make dev generates one)", minSecretLen)
+	if err := c.checkMediaSecret(); err != nil {
+		return err
 	}
 	if c.SMSConfigured() && c.TwilioAuthToken == "" {
 		return fmt.Errorf("PARLEY_TWILIO_AUTH_TOKEN must be set with PARLEY_TWILIO_ACCOUNT_SID: it signs the carrier's callbacks")
@@ -125,6 +128,23 @@ func (c Config) CheckSigningSecrets() error {
 		return fmt.Errorf("PARLEY_ELEVENLABS_WEBHOOK_SECRET must be set to the post-call webhook's secret (at least %d characters) when PARLEY_ELEVENLABS_API_KEY is set", minSecretLen)
 	}
 	return c.CheckVAPID()
+}
+
+// CheckWorkerSecrets refuses to run a worker with a missing or short media
+// secret: the worker signs the media links in webhook payloads, which the
+// API would not open (a different key) or anyone could forge (a guessable one).
+func (c Config) CheckWorkerSecrets() error {
+	if err := c.checkMediaSecret(); err != nil {
+		return err
+	}
+	return c.CheckVAPID()
+}
+
+func (c Config) checkMediaSecret() error {
+	if len(c.MediaSecret) < minSecretLen {
+		return fmt.Errorf("PARLEY_MEDIA_SECRET must be set to at least %d random characters (make dev generates one)", minSecretLen)
+	}
+	return nil
 }
 
 // CheckVAPID refuses half a VAPID configuration: push is optional, but a
@@ -173,7 +193,7 @@ var Vars = []Var{
 	{"MINIO_SECRET_KEY", "parley-secret", "object store secret key"},
 	{"MINIO_BUCKET", "parley", "bucket for media (created at start when missing)"},
 	{"MINIO_USE_SSL", "false", "use TLS to reach the object store"},
-	{"PARLEY_MEDIA_SECRET", "", "HMAC key that signs media links: at least 32 random characters; the API refuses to start without it (make dev generates one)"},
+	{"PARLEY_MEDIA_SECRET", "", "HMAC key that signs media links: at least 32 random characters; the API and the worker refuse to start without it (make dev generates one)"},
 	{"PARLEY_MEDIA_LINK_TTL", "168h", "lifetime of a signed media link"},
 	{"PARLEY_MAX_UPLOAD_BYTES", "524288000", "largest accepted upload or download (500 MB)"},
 	{"PARLEY_SPEECH_ENGINE", "pocketsphinx", "speech engine: pocketsphinx (offline), openai, elevenlabs"},
@@ -208,6 +228,13 @@ var Vars = []Var{
 	{"PARLEY_MIN_TRANSFER_BYTES", "65536", "a client sending a body or reading a response must move at least this many bytes per PARLEY_MIN_TRANSFER_WINDOW"},
 	{"PARLEY_MIN_TRANSFER_WINDOW", "30s", "window for PARLEY_MIN_TRANSFER_BYTES; a slower client is disconnected"},
 	{"PARLEY_WEBHOOK_RETRIES", "5s,5m,30m,2h,5h,10h,10h", "waits before each retry of a webhook delivery (comma-separated durations); after the last, the delivery is failed"},
+	// 32: an attempt mostly waits on someone else's server, so a slot costs
+	// a goroutine and a socket, not CPU. An attempt holds its slot for at
+	// most webhook.DeliveryTimeout (15 s) and sleeps its retry wait outside
+	// any slot, so even with every endpoint black-holed a worker finishes
+	// about two attempts a second; Postgres is used only briefly before and
+	// after each wait, never across it (its pool holds 32 connections).
+	{"PARLEY_EVENT_ACTIVITIES", "32", "webhook attempts and notification sends one worker runs at once, on task queue parley-events (they wait on endpoints and mail/push services, never on the job queue's slots)"},
 	{"PARLEY_SMTP_URL", "", "smtp://[user:password@]host[:port] for e-mail notifications; empty: e-mail notifications are skipped"},
 	{"PARLEY_MAIL_FROM", "", "sender of e-mail notifications, e.g. Parley <no-reply@example.com>"},
 	{"PARLEY_VAPID_PUBLIC_KEY", "", "Web Push application server public key (base64url; parley vapid generate); empty: push notifications are skipped"},
@@ -329,6 +356,9 @@ func Load() (Config, error) {
 	}
 	if c.WebhookRetries, err = ParseDurations(get("PARLEY_WEBHOOK_RETRIES")); err != nil {
 		return c, fmt.Errorf("PARLEY_WEBHOOK_RETRIES: %w", err)
+	}
+	if c.EventActivities, err = strconv.Atoi(get("PARLEY_EVENT_ACTIVITIES")); err != nil || c.EventActivities <= 0 {
+		return c, fmt.Errorf("PARLEY_EVENT_ACTIVITIES: want a positive integer")
 	}
 	c.SMTPURL, c.MailFrom = os.Getenv("PARLEY_SMTP_URL"), os.Getenv("PARLEY_MAIL_FROM")
 	c.VAPIDPublicKey, c.VAPIDPrivateKey = os.Getenv("PARLEY_VAPID_PUBLIC_KEY"), os.Getenv("PARLEY_VAPID_PRIVATE_KEY")

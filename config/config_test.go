@@ -93,3 +93,27 @@ func TestCheckSigningSecrets(t *testing.T) {
 		})
 	}
 }
+
+// The worker signs the media links of webhook payloads, so it needs the same
+// media secret as the API; the provider secrets only the API checks do not
+// stop it.
+func TestCheckWorkerSecrets(t *testing.T) {
+	media := "m-0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"media secret", Config{MediaSecret: media}, true},
+		{"no media secret", Config{}, false},
+		{"short media secret", Config{MediaSecret: "change-me"}, false},
+		{"voice on without webhook secret (the API's to check)", Config{MediaSecret: media, ElevenLabsAPIKey: "xi"}, true},
+		{"half a VAPID configuration", Config{MediaSecret: media, VAPIDPublicKey: "pub"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.cfg.CheckWorkerSecrets(); (err == nil) != tc.ok {
+				t.Fatalf("CheckWorkerSecrets() = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,13 +16,17 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/emersion/go-smtp"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"parley/billing"
+	"parley/events"
 	"parley/notify"
 	"parley/storage"
 	"parley/testenv"
@@ -417,3 +422,151 @@ func (s *caughtSession) Data(r io.Reader) error {
 }
 func (s *caughtSession) Reset()        { s.cur = caughtMail{} }
 func (s *caughtSession) Logout() error { return nil }
+
+// blackhole is an endpoint that accepts every connection and never
+// answers: each delivery attempt waits out webhook.DeliveryTimeout.
+type blackhole struct {
+	srv      *httptest.Server
+	inFlight atomic.Int64
+}
+
+func newBlackhole(t *testing.T) *blackhole {
+	b := &blackhole{}
+	release := make(chan struct{})
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.inFlight.Add(1)
+		defer b.inFlight.Add(-1)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(b.srv.Close)
+	t.Cleanup(func() { close(release) }) // first: Close waits for the handlers
+	return b
+}
+
+// Dead endpoints only ever hold the event queue's slots: with more
+// deliveries hanging than the job queue has slots, a transcription takes
+// about as long as one run with no webhooks at all, and a healthy endpoint
+// still gets every event while the dead ones hang.
+func TestDeadEndpointsDelayNoJob(t *testing.T) {
+	const jobSlots = 2
+	p := startPlatform(t, options{allow: loopbackOnly, retries: fastRetries, jobActivities: jobSlots})
+	ctx := context.Background()
+	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	healthy := newHookReceiver(t, always200)
+	healthy.register(p, key.Secret)
+	audio := speechFixture(t, "known.wav", knownText)
+	transcribe := func() time.Duration {
+		t.Helper()
+		var created struct{ ID int64 }
+		start := time.Now()
+		p.upload("/transcribe", key.Secret, audio, []string{"language", "en"}).want(t, 202, "").decode(t, &created)
+		if j := p.waitFor(jobPath("transcribe", created.ID), key.Secret, 2*time.Minute, final); j.Status != "done" {
+			t.Fatalf("job ended %s", j.Status)
+		}
+		return time.Since(start)
+	}
+	baseline := transcribe()
+	healthy.waitCount(1, 30*time.Second)
+
+	// Three times as many hanging deliveries as the job queue has slots;
+	// the job's own transcription.done will hang at each of them too.
+	dead := newBlackhole(t)
+	const deadEndpoints = 3 * jobSlots
+	for i := range deadEndpoints {
+		body, _ := json.Marshal(map[string]any{"url": fmt.Sprintf("%s/hook/%d", dead.srv.URL, i)})
+		p.do(http.MethodPost, "/webhooks", key.Secret, bytes.NewReader(body), "Content-Type", "application/json").want(t, 201, "")
+	}
+	t.Cleanup(func() { p.terminateDeliveries(t) })
+	emit := workflows.EmitInput{AccountID: acc.ID, Type: "sms.batch.completed", Subject: "batch-dead", Data: []byte(`{"id":1,"status":"completed"}`)}
+	if err := p.events.Emit(ctx, emit); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, fmt.Sprintf("all %d dead endpoints hold an attempt open at once (more than the job queue's %d slots)", deadEndpoints, jobSlots), func() bool {
+		return dead.inFlight.Load() >= deadEndpoints
+	})
+	healthy.waitCount(2, 10*time.Second)
+
+	took := transcribe()
+	hanging := dead.inFlight.Load()
+	t.Logf("transcription alone %s, beside %d hanging deliveries %s", baseline, hanging, took)
+	if hanging == 0 {
+		t.Fatal("the dead endpoints stopped hanging before the job ended: nothing was shown")
+	}
+	// On a shared queue each of the job's activities would wait behind
+	// attempts that hold a slot for webhook.DeliveryTimeout each.
+	if limit := 2*baseline + webhook.DeliveryTimeout; took > limit {
+		t.Fatalf("the job took %s beside dead endpoints, %s alone (limit %s)", took, baseline, limit)
+	}
+	if got := healthy.waitCount(3, 30*time.Second); got[2].payload.Type != "transcription.done" {
+		t.Fatalf("the healthy endpoint's third event is %s", got[2].payload.Type)
+	}
+}
+
+// terminateDeliveries ends the deliveries still retrying, so that no later
+// test's worker picks up their attempts.
+func (p *platform) terminateDeliveries(t *testing.T) {
+	var open []storage.WebhookDelivery
+	if err := p.db.NewSelect().Model(&open).Where("status = 'pending'").Scan(context.Background()); err != nil {
+		t.Error(err)
+		return
+	}
+	for _, d := range open {
+		err := p.temporal.TerminateWorkflow(context.Background(), workflows.WebhookWorkflowID(d.EventID, d.EndpointID), "", "test over")
+		var missing *serviceerror.NotFound
+		if err != nil && !errors.As(err, &missing) {
+			t.Errorf("terminate delivery %d: %v", d.ID, err)
+		}
+	}
+}
+
+// A delivery and a notification started on the job queue before their move
+// to parley-events (as every one before the deploy was) still finish on
+// today's workers.
+func TestEventWorkflowsStartedOnTheJobQueueFinish(t *testing.T) {
+	p := startPlatform(t, options{allow: loopbackOnly, retries: fastRetries})
+	ctx := context.Background()
+	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{})
+	rcv := newHookReceiver(t, always200)
+	hook := rcv.register(p, key.Secret)
+
+	// What Emit did before the move, down to the workflow's queue.
+	e, err := storage.Events{DB: p.db}.Record(ctx, acc.ID, "sms.batch.completed", "batch-old", func(id int64, at time.Time) (json.RawMessage, error) {
+		return events.Build(id, "sms.batch.completed", at, json.RawMessage(`{"id":1}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := storage.Webhooks{DB: p.db}.OpenDeliveries(ctx, e)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("deliveries %+v %v", ds, err)
+	}
+	in := workflows.WebhookInput{DeliveryID: ds[0].ID, EventID: e.ID, EndpointID: hook.ID, Retries: fastRetries}
+	runs := map[string]client.WorkflowRun{}
+	for name, start := range map[string]struct {
+		id, workflow string
+		arg          any
+	}{
+		"delivery": {workflows.WebhookWorkflowID(e.ID, hook.ID), workflows.WebhookWorkflowName, in},
+		"notify":   {workflows.NotifyWorkflowID(999, "job.done"), workflows.NotifyWorkflowName, workflows.NotifyInput{JobID: 999, Event: "job.done"}},
+	} {
+		run, err := p.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: start.id, TaskQueue: workflows.TaskQueue}, start.workflow, start.arg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[name] = run
+	}
+	for name, run := range runs {
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := run.Get(wctx, nil)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s started on %s: %v", name, workflows.TaskQueue, err)
+		}
+	}
+	if got := rcv.waitCount(1, 10*time.Second)[0]; got.payload.ID != events.PublicID(e.ID) {
+		t.Fatalf("delivered %s, want %s", got.payload.ID, events.PublicID(e.ID))
+	}
+}

@@ -145,3 +145,51 @@ func TestForgedDurationIsBilledByDecodedAudio(t *testing.T) {
 		}
 	})
 }
+
+// vbrMP3 is an honest VBR recording with no Xing/Info header, so nothing in
+// the file states its length: ffprobe estimates it from the bitrate near the
+// start. A loud second of noise there, then speech and a long quiet tail,
+// make that estimate far too short, as ordinary recordings can.
+func vbrMP3(t *testing.T, speech string) (mp3, wav string) {
+	wav = fixture(t, "vbr-source.wav", func(path string) error {
+		ffmpeg(t, "-f", "lavfi", "-i", "anoisesrc=d=1:a=0.8:r=16000", "-i", speech, "-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono:d=8",
+			"-filter_complex", "[0][1][2]concat=n=3:v=0:a=1", "-ac", "1", "-ar", "16000", path)
+		return nil
+	})
+	mp3 = fixture(t, "vbr-no-header.mp3", func(path string) error {
+		ffmpeg(t, "-i", wav, "-c:a", "libmp3lame", "-q:a", "5", "-write_xing", "0", "-id3v2_version", "0", path)
+		if data, err := os.ReadFile(path); err != nil || bytes.Contains(data, []byte("Xing")) || bytes.Contains(data, []byte("Info")) {
+			return fmt.Errorf("%s has a length header (%v)", path, err)
+		}
+		return nil
+	})
+	return mp3, wav
+}
+
+// An honest VBR MP3 without a length header is charged for what it decodes
+// to, not for the estimate a prober makes of its length.
+func TestVBRWithoutLengthHeaderIsBilledByDecodedAudio(t *testing.T) {
+	p := startPlatform(t, options{})
+	mp3, wav := vbrMP3(t, speechFixture(t, "known.wav", knownText))
+	truth, estimate := claimed(t, wav), claimed(t, mp3)
+	if math.Abs(estimate-truth) < 0.2*truth {
+		t.Fatalf("ffprobe estimates %.1f s of %.1f s: the fixture no longer tests a wrong estimate", estimate, truth)
+	}
+	_, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	var accepted struct{ ID int64 }
+	p.upload("/transcribe", key.Secret, mp3, []string{"language", "en"}).want(t, 202, "").decode(t, &accepted)
+	j := p.waitFor(jobPath("transcribe", accepted.ID), key.Secret, 3*time.Minute, final)
+	if j.Status != "done" || j.AudioDurationSec == nil {
+		t.Fatalf("job %+v: want done with the decoded duration", j)
+	}
+	// Without a LAME header the decoder cannot trim the encoder's delay and
+	// padding: up to about three 36 ms frames more than the recording.
+	if d := *j.AudioDurationSec; math.Abs(d-truth) > 0.2 {
+		t.Fatalf("decoded %.2f s of a %.2f s recording (the estimate was %.2f s)", d, truth, estimate)
+	}
+	t.Logf("recording %.2f s, estimated %.2f s, decoded %.2f s", truth, estimate, *j.AudioDurationSec)
+	want := billing.ForDuration(*j.AudioDurationSec, 6000)
+	if charges := p.charges(j.ID); len(charges) != 1 || charges[0].AmountMicros != -want {
+		t.Fatalf("charges %+v, want one of %d micro-dollars for %.2f s", charges, want, *j.AudioDurationSec)
+	}
+}

@@ -52,11 +52,12 @@ func parleyBinary(t testing.TB) string {
 }
 
 // startWorker runs `parley worker` as its own process, with env added to
-// the test's environment.
+// the test's environment. The worker refuses to start without its media
+// secret: the test platform's, so the links it signs open in the API.
 func startWorker(t testing.TB, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(parleyBinary(t), "worker")
-	cmd.Env = append(append(os.Environ(), "PARLEY_LOG_LEVEL=warn"), env...)
+	cmd.Env = append(append(os.Environ(), "PARLEY_LOG_LEVEL=warn", "PARLEY_MEDIA_SECRET="+testenv.Config(t).MediaSecret), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

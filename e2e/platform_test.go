@@ -74,6 +74,9 @@ type options struct {
 	// carrierDelay holds every send at the carrier this long before it is
 	// taken, as a slow carrier would (the kill test needs a batch in flight).
 	carrierDelay time.Duration
+	// callbackDelay separates the carrier's steps after it takes a send
+	// (sent, then the outcome, each with its callback); default 200 ms.
+	callbackDelay time.Duration
 	// voice, when set, connects the platform to a local voice provider
 	// and runs the voice worker and the voice-sync schedule.
 	voice *voiceOptions
@@ -82,6 +85,8 @@ type options struct {
 	// channels configures the worker's notification channels; nil leaves
 	// every channel unconfigured (notifications are skipped).
 	channels func(*notify.Notifier)
+	// jobActivities replaces the job queue's slots (PARLEY_WORKER_ACTIVITIES).
+	jobActivities int
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -102,6 +107,9 @@ func startPlatform(t testing.TB, o options) *platform {
 	if o.retries != nil {
 		p.cfg.WebhookRetries = o.retries
 	}
+	if o.jobActivities > 0 {
+		p.cfg.WorkerActivities = o.jobActivities
+	}
 	catalog, err := i18n.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +120,7 @@ func startPlatform(t testing.TB, o options) *platform {
 	p.api = httptest.NewUnstartedServer(nil)
 	p.cfg.BaseURL = "http://" + p.api.Listener.Addr().String()
 	if o.sms {
-		p.startCarrier(o.smsRefresh, o.carrierDelay)
+		p.startCarrier(o.smsRefresh, o.carrierDelay, o.callbackDelay)
 	}
 	var voiceClient *elevenlabs.Client
 	if o.voice != nil {
@@ -161,7 +169,10 @@ func startPlatform(t testing.TB, o options) *platform {
 			acts.SMS = &activities.SMS{Store: storage.SMS{DB: p.db}, Carrier: carrier,
 				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Events: p.events, Now: time.Now}
 		}
-		p.worker = worker.New(p.temporal, acts, worker.Limits{Jobs: p.cfg.WorkerActivities, Speech: p.cfg.SpeechConcurrency, SMS: p.cfg.SMSActivities, Voice: p.cfg.VoiceActivities})
+		p.worker = worker.New(p.temporal, acts, worker.Limits{
+			Jobs: p.cfg.WorkerActivities, Speech: p.cfg.SpeechConcurrency, SMS: p.cfg.SMSActivities, Voice: p.cfg.VoiceActivities,
+			Events: p.cfg.EventActivities,
+		})
 		if err := p.worker.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -175,11 +186,14 @@ func startPlatform(t testing.TB, o options) *platform {
 
 // startCarrier runs the local SMS carrier on loopback and points the
 // platform's carrier settings at it.
-func (p *platform) startCarrier(refresh, delay time.Duration) {
+func (p *platform) startCarrier(refresh, delay, callbackDelay time.Duration) {
 	p.cfg.TwilioAccountSID, p.cfg.TwilioAuthToken = "ACtest0000000000000000000000000000", "test-auth-token-0123456789abcdef"
+	if callbackDelay <= 0 {
+		callbackDelay = 200 * time.Millisecond
+	}
 	p.carrier = localcarrier.New(localcarrier.Config{
 		AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken,
-		CallbackDelay: 200 * time.Millisecond, Log: testenv.Logger(),
+		CallbackDelay: callbackDelay, Log: testenv.Logger(),
 	})
 	var carrier http.Handler = p.carrier
 	if delay > 0 {

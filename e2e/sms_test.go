@@ -316,10 +316,20 @@ func TestSMSBatchOutcomes(t *testing.T) {
 func (p *platform) postStatus(sid, status, token string) int {
 	p.t.Helper()
 	form := url.Values{"MessageSid": {sid}, "MessageStatus": {status}, "AccountSid": {p.cfg.TwilioAccountSID}}
-	target := p.cfg.BaseURL + "/hooks/twilio/sms/status"
-	req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(form.Encode()))
+	return p.postStatusForm(form, twilio.Signature(token, p.statusURL(), form))
+}
+
+func (p *platform) statusURL() string { return p.cfg.BaseURL + "/hooks/twilio/sms/status" }
+
+// postStatusForm posts a delivery callback with signature as its
+// X-Twilio-Signature; "" sends none.
+func (p *platform) postStatusForm(form url.Values, signature string) int {
+	p.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, p.statusURL(), strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set(twilio.SignatureHeader, twilio.Signature(token, target, form))
+	if signature != "" {
+		req.Header.Set(twilio.SignatureHeader, signature)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		p.t.Fatal(err)
@@ -355,6 +365,52 @@ func TestSMSCallbacksMoveForwardOnly(t *testing.T) {
 	}
 }
 
+// A forged failure for a message still on its way, the one a forward-only
+// rule would apply: refused 403 with a wrong signature or none, and the
+// message keeps its status and has no error.
+func TestSMSCallbacksForgedAreRefused(t *testing.T) {
+	// The carrier holds its own callbacks for a minute: the message stays
+	// sending while the forgeries arrive.
+	p := startPlatform(t, options{sms: true, smsRefresh: time.Second, callbackDelay: time.Minute})
+	a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+	var sent struct {
+		MessageID         int64
+		Status            string
+		UpstreamMessageID string `json:"upstreamMessageId"`
+	}
+	p.sendSMS(a, "ping", recipient{Phone: "+12025550502"}).want(t, 200, "").decode(t, &sent)
+	if sent.Status != "sending" {
+		t.Fatalf("sent %+v, want sending", sent)
+	}
+	forged := url.Values{"MessageSid": {sent.UpstreamMessageID}, "MessageStatus": {"undelivered"}, "AccountSid": {p.cfg.TwilioAccountSID},
+		"ErrorCode": {"30003"}, "ErrorMessage": {"Unreachable destination handset"}}
+	for name, signature := range map[string]string{
+		"signed with another token": twilio.Signature("not-the-token", p.statusURL(), forged),
+		"unsigned":                  "",
+	} {
+		if code := p.postStatusForm(forged, signature); code != 403 {
+			t.Fatalf("%s: %d, want 403", name, code)
+		}
+		m, err := storage.SMS{DB: p.db}.Message(context.Background(), sent.MessageID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status != "sending" || m.ErrorCode != nil || m.ErrorMessage != nil {
+			t.Fatalf("%s: the message is %s with error %v %v", name, m.Status, m.ErrorCode, m.ErrorMessage)
+		}
+	}
+	// The same callback signed with the token is applied: the refusals
+	// above were the signature's.
+	if code := p.postStatusForm(forged, twilio.Signature(p.cfg.TwilioAuthToken, p.statusURL(), forged)); code != 200 {
+		t.Fatalf("signed: %d", code)
+	}
+	m, err := storage.SMS{DB: p.db}.Message(context.Background(), sent.MessageID)
+	if err != nil || m.Status != "undelivered" || m.ErrorCode == nil || *m.ErrorCode != "30003" {
+		t.Fatalf("after the signed callback: %+v (%v)", m, err)
+	}
+	p.waitWorkflowEnd(workflows.SMSMessageWorkflowID(sent.MessageID))
+}
+
 func TestSMSRefusalsSendNothing(t *testing.T) {
 	p := startPlatform(t, options{sms: true})
 	paid := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
@@ -364,6 +420,12 @@ func TestSMSRefusalsSendNothing(t *testing.T) {
 		tooMany[i] = us
 	}
 	long := strings.Repeat("a", 1590) + "{{x}}"
+	unverified := newSMSAccount(t, p, billing.MicrosPerUSD, true, false)
+	// Over its US quota and short of the two messages' price at once.
+	strapped := newSMSAccount(t, p, 15_000, true, true)
+	if err := (storage.SMS{DB: p.db}).SetQuota(context.Background(), strapped.ID, "US", 1); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		account smsAccount
@@ -385,6 +447,16 @@ func TestSMSRefusalsSendNothing(t *testing.T) {
 		{"a control character in the body", paid, "", "hi\x00", []recipient{us}, 400, "VALIDATION_ERROR", map[string]any{"field": "body"}},
 		{"a country not enabled", paid, "", "hi", []recipient{us, {Phone: "+447400123456"}}, 403, "COUNTRY_NOT_ENABLED",
 			map[string]any{"country": "GB", "recipientIndex": 1.0, "phone": "+447400123456"}},
+		// Several refusals at once: the documented order decides.
+		{"too many recipients and an unverified phone", unverified, "", "hi", tooMany, 413, "BATCH_TOO_LARGE", map[string]any{"max": 10000.0}},
+		{"an unverified phone and a sender not owned", unverified, "+14155559999", "hi", []recipient{us}, 412, "SMS_PHONE_NOT_VERIFIED", nil},
+		{"a sender not owned and an invalid number", paid, "+14155559999", "hi", []recipient{{Phone: "+1202"}}, 400, "SENDER_NOT_OWNED",
+			map[string]any{"from": "+14155559999"}},
+		{"a country not enabled first and a missing variable after", paid, "", "hi {{name}}",
+			[]recipient{{Phone: "+447400123456", Variables: map[string]string{"name": "a"}}, us}, 400,
+			"TEMPLATE_VARIABLE_MISSING", map[string]any{"recipientIndex": 1.0, "phone": us.Phone, "variable": "name"}},
+		{"the quota and the balance", strapped, "", "hi", []recipient{us, us}, 429, "SMS_DAILY_QUOTA_EXCEEDED",
+			map[string]any{"used": 0.0, "limit": 1.0, "requested": 2.0, "country": "US"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := tc.account
@@ -476,5 +548,96 @@ func TestSMSConcurrentBatchesNeverOverspend(t *testing.T) {
 	acc, err := storage.Accounts{DB: p.db}.Get(context.Background(), a.ID)
 	if err != nil || acc.BalanceMicros != 0 {
 		t.Fatalf("balance %d (%v)", acc.BalanceMicros, err)
+	}
+}
+
+// terminateAtCleanup ends a workflow that no worker of this platform runs,
+// so that a later test's worker on the same task queue never picks it up.
+func (p *platform) terminateAtCleanup(workflowID string) {
+	p.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.temporal.TerminateWorkflow(ctx, workflowID, "", "test over"); err != nil {
+			p.t.Errorf("terminate %s: %v", workflowID, err)
+		}
+	})
+}
+
+// largeBatch is n recipients with three template variables each, about 120
+// bytes of JSON a recipient, as a real campaign sends them.
+func largeBatch(n int) []recipient {
+	rs := make([]recipient, n)
+	for i := range rs {
+		rs[i] = recipient{Phone: fmt.Sprintf("+1202555%04d", i%10_000), Variables: map[string]string{
+			"name":  fmt.Sprintf("Guest number %05d", i),
+			"venue": "Riverside Hall, 12 Main Street",
+			"code":  fmt.Sprintf("RSVP-%06d", i),
+		}}
+	}
+	return rs
+}
+
+// POST /sms takes its documented maximum in one body well over the 1 MiB
+// other JSON bodies are held to, and one recipient more is 413, not a
+// generic 400 about the size. No worker runs: the batch is only admitted.
+func TestSMSBatchAdmission(t *testing.T) {
+	p := startPlatform(t, options{sms: true, noWorker: true})
+	const body = "Hi {{name}}, your seat at {{venue}} is confirmed. Code {{code}}."
+	encoded := func(a smsAccount, rs []recipient) []byte {
+		b, err := json.Marshal(map[string]any{"from": a.From, "body": body, "recipients": rs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) <= 1<<20 {
+			t.Fatalf("a body of %d bytes proves nothing about the 1 MiB limit", len(b))
+		}
+		return b
+	}
+	post := func(a smsAccount, b []byte) reply {
+		return p.do(http.MethodPost, "/sms", a.Key, strings.NewReader(string(b)), "Content-Type", "application/json")
+	}
+	t.Run("10,000 recipients are admitted", func(t *testing.T) {
+		a := newSMSAccount(t, p, 200*billing.MicrosPerUSD, true, true)
+		if err := (storage.SMS{DB: p.db}).SetQuota(context.Background(), a.ID, "US", 10_000); err != nil {
+			t.Fatal(err)
+		}
+		var accepted struct {
+			JobID             int64          `json:"jobId"`
+			RecipientCount    int            `json:"recipientCount"`
+			EstimatedPriceUSD float64        `json:"estimatedPriceUsd"`
+			PerCountry        map[string]int `json:"perCountry"`
+		}
+		post(a, encoded(a, largeBatch(10_000))).want(t, 202, "").decode(t, &accepted)
+		p.terminateAtCleanup(workflows.SMSBatchWorkflowID(accepted.JobID))
+		// Every message is one GSM-7 segment to the US at $0.01.
+		if accepted.RecipientCount != 10_000 || accepted.PerCountry["US"] != 10_000 || accepted.EstimatedPriceUSD != 100 {
+			t.Fatalf("accepted %+v", accepted)
+		}
+		var queued int
+		if err := p.db.NewSelect().Table("sms_messages").ColumnExpr("count(*)").
+			Where("batch_id = ? AND status = 'queued'", accepted.JobID).Scan(context.Background(), &queued); err != nil || queued != 10_000 {
+			t.Fatalf("%d queued messages (%v), want 10,000", queued, err)
+		}
+	})
+	t.Run("10,001 recipients are too many", func(t *testing.T) {
+		a := newSMSAccount(t, p, 200*billing.MicrosPerUSD, true, true)
+		r := post(a, encoded(a, largeBatch(10_001))).want(t, 413, "BATCH_TOO_LARGE")
+		if r.Error.Details["max"] != 10000.0 {
+			t.Fatalf("details %v", r.Error.Details)
+		}
+	})
+	t.Run("another account's batch is not found", func(t *testing.T) {
+		owner := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+		other := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+		var accepted struct{ JobID int64 }
+		p.sendSMS(owner, "hi", recipient{Phone: "+12025550801"}, recipient{Phone: "+12025550802"}).want(t, 202, "").decode(t, &accepted)
+		p.terminateAtCleanup(workflows.SMSBatchWorkflowID(accepted.JobID))
+		path := fmt.Sprintf("/sms/jobs/%d", accepted.JobID)
+		p.do(http.MethodGet, path, owner.Key, nil).want(t, 200, "")
+		p.do(http.MethodGet, path, other.Key, nil).want(t, 404, "NOT_FOUND")
+		p.do(http.MethodGet, fmt.Sprintf("/sms/jobs/%d", accepted.JobID+1_000_000), owner.Key, nil).want(t, 404, "NOT_FOUND")
+	})
+	if got := p.carrier.Messages(); len(got) != 0 {
+		t.Fatalf("the carrier saw %d messages with no worker running", len(got))
 	}
 }

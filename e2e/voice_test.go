@@ -27,6 +27,7 @@ import (
 	"parley/elevenlabs/localagents"
 	"parley/storage"
 	"parley/testenv"
+	"parley/voice"
 	"parley/workflows"
 )
 
@@ -266,7 +267,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 		start := now.Add(-3 * time.Minute)
 		if c.Service != "voice" || c.Direction != "inbound" || c.FromNumber != "+14155550199" || c.ToNumber != "+14155550100" ||
 			c.DurationSeconds != 187 || !c.StartedAt.Equal(start) || !c.EndedAt.Equal(start.Add(187*time.Second)) ||
-			c.MainLanguage != "en" || !c.HasAudio || c.AgentName != "Front desk" ||
+			c.MainLanguage != "en" || !c.HasAudio || full.AgentName == "" || c.AgentName != full.AgentName ||
 			c.SummaryTitle != "Table booking for Friday" || c.Summary != "The caller booked a table for four on Friday at 19:30 under the name Rossi." {
 			t.Fatalf("mapped: %+v", c)
 		}
@@ -345,6 +346,17 @@ func TestVoiceEndToEnd(t *testing.T) {
 		row, _ := p.byProviderID("conv_hook")
 		if row.AgentName != "Front desk" || row.ChargedAt == nil || !row.HasAnalysis {
 			t.Fatalf("webhook ingest: %+v", row)
+		}
+
+		// A detail that names its agent: the provider's name wins over
+		// the operator's, with no listing involved.
+		p.voice.Put(call("conv_hook_named", "agent_desk", "Desk (provider)", agent.SyncedUntil.Add(-3*time.Hour), 12, true))
+		if err := p.postCall("conv_hook_named"); err != nil {
+			t.Fatal(err)
+		}
+		p.waitIngest("conv_hook_named")
+		if named, err := p.byProviderID("conv_hook_named"); err != nil || named.AgentName != "Desk (provider)" {
+			t.Fatalf("webhook ingest of a named agent's call: %q %v", named.AgentName, err)
 		}
 	})
 
@@ -562,5 +574,54 @@ func TestVoiceUnconfigured(t *testing.T) {
 	err := stand.PostCall(context.Background(), p.api.URL+"/hooks/elevenlabs/post-call", voiceWebhookSecret, "conv_x", nil)
 	if !containsStatus(err, http.StatusServiceUnavailable) {
 		t.Fatalf("webhook while unconfigured: %v", err)
+	}
+}
+
+// GET /conversations returns an account's 200 newest (started_at desc, id
+// desc), however many are stored.
+func TestVoiceListLimit(t *testing.T) {
+	p := startPlatform(t, options{noWorker: true, voice: &voiceOptions{SyncInterval: time.Hour}})
+	ctx := context.Background()
+	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{})
+	other, _ := testenv.Account(t, p.db, testenv.AccountOpts{})
+	store := storage.Conversations{DB: p.db}
+	base := time.Now().UTC().Truncate(time.Second).Add(-24 * time.Hour)
+	put := func(accountID, providerID string, start time.Time) {
+		t.Helper()
+		c := storage.Conversation{
+			AccountID: accountID, ProviderID: providerID, AgentID: "agent_desk", ProviderStatus: elevenlabs.StatusDone,
+			StartedAt: start, EndedAt: start.Add(time.Minute), DurationSeconds: 60,
+		}
+		if err := store.Upsert(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One more than the limit: conv_000 is the oldest and the one left
+	// out; conv_199 and conv_200 share a start, so the id breaks the tie.
+	const seeded = voice.ListLimit + 1
+	for i := range seeded {
+		start := base.Add(time.Duration(min(i, seeded-2)) * time.Minute)
+		put(acc.ID, fmt.Sprintf("conv_%03d", i), start)
+	}
+	put(other.ID, "conv_other", base.Add(time.Hour*12)) // newest of all, not theirs
+
+	list := p.conversations(key.Secret)
+	if len(list) != voice.ListLimit {
+		t.Fatalf("%d conversations listed, want %d", len(list), voice.ListLimit)
+	}
+	for i, c := range list {
+		if i > 0 && (c.StartedAt.After(list[i-1].StartedAt) || c.StartedAt.Equal(list[i-1].StartedAt) && c.ID > list[i-1].ID) {
+			t.Fatalf("not newest first at %d: %s (id %d) after %s (id %d)", i, c.StartedAt, c.ID, list[i-1].StartedAt, list[i-1].ID)
+		}
+	}
+	newest, _ := p.byProviderID("conv_200")
+	oldest, _ := p.byProviderID("conv_000")
+	if list[0].ID != newest.ID || !list[1].StartedAt.Equal(list[0].StartedAt) {
+		t.Fatalf("first two: %+v %+v, want conv_200 then conv_199 (same start)", list[0], list[1])
+	}
+	for _, c := range list {
+		if c.ID == oldest.ID {
+			t.Fatal("the oldest conversation is listed beside 200 newer ones")
+		}
 	}
 }

@@ -29,15 +29,13 @@ func detailFixture(t *testing.T, name string) Detail {
 }
 
 func TestConversationInbound(t *testing.T) {
-	d := detailFixture(t, "detail_inbound.json")
-	d.AgentName = "Front desk"
-	got := d.Conversation()
+	got := detailFixture(t, "detail_inbound.json").Conversation()
 
 	start := time.Date(2025, 8, 1, 8, 0, 0, 0, time.UTC) // 1754035200
 	want := Conversation{
 		ProviderID:      "conv_0501k2inbound00000000001",
 		AgentID:         "agent_7101k2example0reception",
-		AgentName:       "Front desk",
+		AgentName:       "Trattoria Sole reception", // the detail's agent_name
 		Direction:       "inbound",
 		FromNumber:      "+14155550199", // external_number: the caller
 		ToNumber:        "+14155550100", // agent_number
@@ -76,6 +74,7 @@ func TestConversationOutbound(t *testing.T) {
 	want := Conversation{
 		ProviderID:      "conv_0501k2outbound0000000003",
 		AgentID:         "agent_7101k2example0reminders",
+		AgentName:       "Trattoria Sole reminders",
 		Direction:       "outbound",
 		FromNumber:      "+14155550101",  // agent_number: we called
 		ToNumber:        "+393331234567", // external_number
@@ -96,6 +95,29 @@ func TestConversationOutbound(t *testing.T) {
 		},
 	}
 	compareConversation(t, got, want)
+}
+
+// agent_name is nullable in the detail and missing from older responses;
+// both leave the name empty for the caller's fallback.
+func TestDetailAgentName(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"named", `{"agent_id":"a","agent_name":"Front desk","conversation_id":"c"}`, "Front desk"},
+		{"null", `{"agent_id":"a","agent_name":null,"conversation_id":"c"}`, ""},
+		{"absent", `{"agent_id":"a","conversation_id":"c"}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d Detail
+			if err := json.Unmarshal([]byte(tc.body), &d); err != nil {
+				t.Fatal(err)
+			}
+			if d.AgentName != tc.want || d.Conversation().AgentName != tc.want {
+				t.Errorf("agent name %q (record %q), want %q", d.AgentName, d.Conversation().AgentName, tc.want)
+			}
+		})
+	}
+	if got := detailFixture(t, "detail_processing.json").AgentName; got != "" {
+		t.Errorf("fixture with agent_name null: %q", got)
+	}
 }
 
 func TestConversationWithoutAnalysis(t *testing.T) {

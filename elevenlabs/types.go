@@ -57,10 +57,9 @@ type Detail struct {
 	HasUserAudio     bool      `json:"has_user_audio"`
 	HasResponseAudio bool      `json:"has_response_audio"`
 
-	// AgentName is not part of the provider's detail (only list items carry
-	// agent_name); callers that listed the conversation copy it from the
-	// Summary so the mapping can use it.
-	AgentName string `json:"-"`
+	// AgentName is nullable in the provider's schema (older responses
+	// leave it out); both decode to "".
+	AgentName string `json:"agent_name"`
 }
 
 // TranscriptItem is one turn of a conversation. Turns that only carry tool

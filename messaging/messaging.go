@@ -142,9 +142,10 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		sent, err := s.await(ctx, m.ID)
 		return SendResult{Single: &sent}, err
 	}
-	job := workflows.Job{AccountID: req.AccountID, Kind: "sms_batch", ID: batchID,
+	job := workflows.Job{AccountID: req.AccountID, Kind: workflows.SMSBatchKind, ID: batchID,
 		Summary: fmt.Sprintf("SMS batch of %d recipients from %s", len(send.Messages), from.Phone)}
-	in := workflows.SMSBatchInput{BatchID: batchID, Recipients: len(send.Messages), RefreshEvery: s.d.Config.RefreshEvery}
+	in := workflows.SMSBatchInput{BatchID: batchID, Recipients: len(send.Messages), RefreshEvery: s.d.Config.RefreshEvery,
+		AccountID: req.AccountID}
 	if err := workflows.StartSMSBatch(ctx, s.d.Temporal, job, in); err != nil {
 		return SendResult{}, s.notStarted(ctx, log, batchID, 0, err)
 	}

@@ -81,3 +81,54 @@ func utc(t *time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
+
+// ThreadView is an SMS thread as GET /sms/threads returns it.
+type ThreadView struct {
+	ID                int64      `json:"id"`
+	OwnedNumberID     int64      `json:"ownedNumberId"`
+	OwnedNumber       string     `json:"ownedNumber"`
+	RemotePhone       string     `json:"remotePhone"`
+	RemoteContactName *string    `json:"remoteContactName"`
+	LastMessageAt     time.Time  `json:"lastMessageAt"`
+	UnreadCount       int        `json:"unreadCount"`
+	ArchivedAt        *time.Time `json:"archivedAt"`
+}
+
+// NewThreadView shapes a thread.
+func NewThreadView(t storage.SMSThread) ThreadView {
+	return ThreadView{ID: t.ID, OwnedNumberID: t.OwnedNumberID, OwnedNumber: t.OwnedNumber, RemotePhone: t.RemotePhone,
+		RemoteContactName: t.RemoteContactName, LastMessageAt: t.LastMessageAt.UTC(), UnreadCount: t.UnreadCount,
+		ArchivedAt: utc(t.ArchivedAt)}
+}
+
+// MessageView is an SMS message as GET /sms/threads/{id} returns it, defined
+// once: the sms.message.received event carries it too.
+type MessageView struct {
+	ID                int64      `json:"id"`
+	ThreadID          int64      `json:"threadId"`
+	Direction         string     `json:"direction"`
+	From              string     `json:"from"`
+	To                string     `json:"to"`
+	Body              string     `json:"body"`
+	Segments          int        `json:"segments"`
+	Encoding          string     `json:"encoding"`
+	Status            string     `json:"status"`
+	UpstreamMessageID *string    `json:"upstreamMessageId"`
+	ErrorCode         *string    `json:"errorCode"`
+	ErrorMessage      *string    `json:"errorMessage"`
+	PriceUSD          float64    `json:"priceUsd"`
+	SentAt            *time.Time `json:"sentAt"`
+	DeliveredAt       *time.Time `json:"deliveredAt"`
+	CreatedAt         time.Time  `json:"createdAt"`
+}
+
+// NewMessageView shapes a message; its price is what it was charged (0 for
+// an inbound message, which is stored at no price, or one the carrier has
+// not accepted).
+func NewMessageView(m storage.SMSMessage) MessageView {
+	price, _ := Charged(m)
+	return MessageView{ID: m.ID, ThreadID: m.ThreadID, Direction: m.Direction, From: m.FromPhone, To: m.ToPhone,
+		Body: m.Body, Segments: m.Segments, Encoding: m.Encoding, Status: m.Status, UpstreamMessageID: m.UpstreamSID,
+		ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage, PriceUSD: price.USD(), SentAt: utc(m.SentAt),
+		DeliveredAt: utc(m.DeliveredAt), CreatedAt: m.CreatedAt.UTC()}
+}

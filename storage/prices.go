@@ -12,13 +12,6 @@ import (
 	"parley/jobdef"
 )
 
-// Price list items (per minute of media).
-const (
-	PriceTranscription = "transcription"
-	PriceVoiceCleanup  = "voice_cleanup"
-	PriceSubtitleBurn  = "subtitle_burn"
-)
-
 // Price is one item of the price list.
 type Price struct {
 	bun.BaseModel `bun:"table:prices"`
@@ -41,15 +34,6 @@ func (p Prices) Get(ctx context.Context, item string) (billing.Micros, error) {
 		return 0, fmt.Errorf("price %q: %w", item, notFound(err))
 	}
 	return pr.Micros, nil
-}
-
-// ForDuration prices seconds of media at item's current per-minute price.
-func (p Prices) ForDuration(ctx context.Context, item string, seconds float64) (billing.Micros, error) {
-	perMinute, err := p.Get(ctx, item)
-	if err != nil {
-		return 0, err
-	}
-	return billing.ForDuration(seconds, perMinute), nil
 }
 
 // PerMinute reads per-minute prices, for jobdef.Price.

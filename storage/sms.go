@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -355,17 +356,53 @@ func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time) (SMSMess
 
 // Accept records that the carrier accepted a queued message under sid and
 // charges it, in one transaction, once: a repeated call changes nothing.
+// A message no longer queued (accepted already, or failed meanwhile by an
+// attempt that outlived this one) is left as it is and not charged: the
+// charge pays for the move out of queued, and commits only with it.
 func (r SMS) Accept(ctx context.Context, m SMSMessage, sid string, charge Movement) error {
 	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
-		_, err := tx.NewUpdate().Model((*SMSMessage)(nil)).
+		res, err := tx.NewUpdate().Model((*SMSMessage)(nil)).
 			Set("upstream_sid = ?, status = ?, sent_at = now()", sid, sms.Sending).
 			Where("id = ? AND status = ?", m.ID, sms.Queued).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("accept sms message %d: %w", m.ID, conflict(err))
 		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("accept sms message %d: %w", m.ID, err)
+		}
+		if n == 0 {
+			return errNotQueued
+		}
 		return nil
 	})
+	if errors.Is(err, errNotQueued) {
+		return nil
+	}
 	return err
+}
+
+// errNotQueued rolls back an Accept whose message had left queued.
+var errNotQueued = errors.New("sms message is no longer queued")
+
+// KnownSIDs says which of the carrier's sids are already recorded on a
+// message: a lookup at the carrier for a message to resend may find
+// another one's (the same text to the same number, sent twice).
+func (r SMS) KnownSIDs(ctx context.Context, sids []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	if len(sids) == 0 {
+		return known, nil
+	}
+	var found []string
+	err := r.DB.NewSelect().Model((*SMSMessage)(nil)).Column("upstream_sid").
+		Where("upstream_sid IN (?)", bun.In(sids)).Scan(ctx, &found)
+	if err != nil {
+		return nil, fmt.Errorf("known sms sids: %w", err)
+	}
+	for _, sid := range found {
+		known[sid] = true
+	}
+	return known, nil
 }
 
 // Fail records that a queued message will not be sent: the carrier refused

@@ -15,7 +15,8 @@
 // out) Twilio may have accepted the message, and sending again would text
 // the recipient twice. The caller therefore records the sid as soon as Send
 // returns and, before resending after a retryable error, looks the message
-// up with FindSent.
+// up with FindSent (or FindAllSent, where the same text may go to the same
+// number more than once).
 package twilio
 
 import (
@@ -26,6 +27,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -137,16 +139,27 @@ func (c *Client) List(ctx context.Context, f ListFilter) ([]Message, error) {
 }
 
 // FindSent looks for a message this account already sent from `from` to
-// `to` with exactly this body, created at or after since. It is the check
-// before resending after an ambiguous failure (see the package comment):
-// since should be the start of the first attempt, less a margin for clock
-// skew. Twilio stamps date_created to the second, so since is truncated to
-// the second. If several match, the oldest is returned: it is the one the
-// first attempt created.
+// `to` with exactly this body, created at or after since, and returns the
+// oldest (see FindAllSent).
 func (c *Client) FindSent(ctx context.Context, from, to, body string, since time.Time) (Message, bool, error) {
+	all, err := c.FindAllSent(ctx, from, to, body, since)
+	if err != nil || len(all) == 0 {
+		return Message{}, false, err
+	}
+	return all[0], true, nil
+}
+
+// FindAllSent lists every message this account sent from `from` to `to`
+// with exactly this body, created at or after since, oldest first. It is
+// the check before resending after an ambiguous failure (see the package
+// comment): since should be the start of the first attempt, less a margin
+// for clock skew. Twilio stamps date_created to the second, so since is
+// truncated to the second. Several can match when the same text goes to the
+// same number more than once (a batch may list a recipient twice): the
+// caller tells its own from the others', which it has recorded.
+func (c *Client) FindAllSent(ctx context.Context, from, to, body string, since time.Time) ([]Message, error) {
 	since = since.Truncate(time.Second)
-	var found Message
-	var ok bool
+	var found []Message
 	// Twilio lists newest first, so paging stops at the first page that
 	// reaches past since.
 	err := c.pages(ctx, ListFilter{To: to, From: from}, func(page []Message) bool {
@@ -155,15 +168,16 @@ func (c *Client) FindSent(ctx context.Context, from, to, body string, since time
 				return false
 			}
 			if m.Body == body && m.From == from && m.To == to {
-				found, ok = m, true
+				found = append(found, m)
 			}
 		}
 		return true
 	})
 	if err != nil {
-		return Message{}, false, fmt.Errorf("find sent message: %w", err)
+		return nil, fmt.Errorf("find sent message: %w", err)
 	}
-	return found, ok, nil
+	slices.Reverse(found)
+	return found, nil
 }
 
 // pages calls fn with each page of the filtered list until fn returns false

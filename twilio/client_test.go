@@ -382,3 +382,53 @@ func TestPageLinksStayOnBaseURL(t *testing.T) {
 		t.Errorf("got %+v after %d calls", got, calls.Load())
 	}
 }
+
+// The same text to the same number twice (a batch may list a recipient
+// twice): FindAllSent returns both, oldest first, so a caller can skip the
+// one it already recorded; FindSent keeps the oldest.
+func TestFindAllSentListsEveryMatchOldestFirst(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	start := f.clock.Now()
+	to := "+15551234567"
+	var twins []string
+	for i := range 2 {
+		f.clock.Set(start.Add(time.Duration(i) * time.Minute))
+		m, err := f.client.Send(ctx, twilio.SendRequest{From: sender, To: to, Body: "see you at 7"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		twins = append(twins, m.SID)
+		if _, err := f.client.Send(ctx, twilio.SendRequest{From: sender, To: to, Body: fmt.Sprint("other ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sids := func(ms []twilio.Message) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.SID)
+		}
+		return out
+	}
+	all, err := f.client.FindAllSent(ctx, sender, to, "see you at 7", start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sids(all); len(got) != 2 || got[0] != twins[0] || got[1] != twins[1] {
+		t.Fatalf("FindAllSent = %v, want %v", got, twins)
+	}
+	later, err := f.client.FindAllSent(ctx, sender, to, "see you at 7", start.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sids(later); len(got) != 1 || got[0] != twins[1] {
+		t.Fatalf("FindAllSent after the first = %v, want [%s]", got, twins[1])
+	}
+	none, err := f.client.FindAllSent(ctx, sender, to, "never sent", start)
+	if err != nil || len(none) != 0 {
+		t.Fatalf("FindAllSent of an unsent body = %v, %v", sids(none), err)
+	}
+	if m, ok, err := f.client.FindSent(ctx, sender, to, "see you at 7", start); err != nil || !ok || m.SID != twins[0] {
+		t.Fatalf("FindSent = %s, %v, %v; want the oldest %s", m.SID, ok, err, twins[0])
+	}
+}

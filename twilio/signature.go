@@ -26,12 +26,14 @@ func Signature(authToken, requestURL string, params url.Values) string {
 
 // Verify reports whether signature is the valid X-Twilio-Signature for the
 // request. The comparison is constant-time; an empty auth token, a missing
-// or undecodable signature is never valid.
+// or undecodable signature is never valid. Decoding is strict, so that the
+// unused low bits of the last character cannot give one signature several
+// spellings.
 func Verify(authToken, requestURL string, params url.Values, signature string) bool {
 	if authToken == "" || signature == "" {
 		return false
 	}
-	got, err := base64.StdEncoding.DecodeString(signature)
+	got, err := base64.StdEncoding.Strict().DecodeString(signature)
 	if err != nil {
 		return false
 	}

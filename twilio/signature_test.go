@@ -53,6 +53,12 @@ func TestVerify(t *testing.T) {
 		{"other host", docToken, "https://evil.example/myapp.php?foo=1&bar=2", docParams(), docSignature, false},
 		{"other token", "54321", docURL, docParams(), docSignature, false},
 		{"altered signature", docToken, docURL, docParams(), "RSOYDt4T1cUTdK1PDd93/VVr8B8A", false},
+		// '8' ends the signature with two zero bits that carry no data; '9',
+		// '+' and '/' differ only there and decode to the same bytes leniently.
+		{"non-canonical last character 9", docToken, docURL, docParams(), "RSOYDt4T1cUTdK1PDd93/VVr8B9=", false},
+		{"non-canonical last character +", docToken, docURL, docParams(), "RSOYDt4T1cUTdK1PDd93/VVr8B+=", false},
+		{"non-canonical last character /", docToken, docURL, docParams(), "RSOYDt4T1cUTdK1PDd93/VVr8B/=", false},
+		{"missing padding", docToken, docURL, docParams(), "RSOYDt4T1cUTdK1PDd93/VVr8B8", false},
 		{"missing signature", docToken, docURL, docParams(), "", false},
 		{"not base64", docToken, docURL, docParams(), "RSOYDt4T1c!!", false},
 		{"empty token", "", docURL, docParams(), Signature("", docURL, docParams()), false},

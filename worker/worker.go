@@ -39,18 +39,33 @@ type Limits struct {
 	// Voice is for the voice sync and conversation ingests: provider calls,
 	// upserts and workflow starts, network-bound, so many at once.
 	Voice int
+	// Events is for webhook attempts and notification sends, which wait on
+	// other people's servers (see config.EventActivities for the default).
+	Events int
 }
 
 // Workers are a process's workers, one per task queue.
 type Workers []sdkworker.Worker
 
 // New returns the workers of a process: media jobs on workflows.TaskQueue,
-// speech chunks on workflows.SpeechTaskQueue, voice-agent conversations on
+// speech chunks on workflows.SpeechTaskQueue, webhook deliveries and
+// notifications on workflows.EventsTaskQueue, voice-agent conversations on
 // workflows.VoiceTaskQueue and, when a carrier is configured, messages on
 // workflows.SMSTaskQueue.
 func New(c client.Client, acts Activities, limits Limits) Workers {
 	jobs := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Jobs})
 	registerJobs(jobs, acts)
+	// Deliveries and notifications started before they moved to
+	// EventsTaskQueue stay on this queue until they end (a delivery's
+	// retries span about 28 hours), and their next workflow and activity
+	// tasks are only ever dispatched here: without these registrations they
+	// would stall after a deploy. Drop them once
+	// `temporal workflow list --query "TaskQueue = 'parley-jobs' AND
+	// WorkflowType IN ('WebhookDeliveryWorkflow', 'NotifyWorkflow') AND
+	// ExecutionStatus = 'Running'"` lists none.
+	registerEvents(jobs, acts)
+	events := sdkworker.New(c, workflows.EventsTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Events})
+	registerEvents(events, acts)
 	speech := sdkworker.New(c, workflows.SpeechTaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: limits.Speech,
 		DisableWorkflowWorker:              true,
@@ -58,7 +73,7 @@ func New(c client.Client, acts Activities, limits Limits) Workers {
 	speech.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
 	voice := sdkworker.New(c, workflows.VoiceTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Voice})
 	registerVoice(voice, acts.Voice)
-	ws := Workers{jobs, speech, voice}
+	ws := Workers{jobs, speech, events, voice}
 	if acts.SMS != nil {
 		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.SMS})
 		registerSMS(sms, acts.SMS)
@@ -101,6 +116,7 @@ type Registry interface {
 // RegisterWorkflows adds every workflow to r under the name it is started by.
 func RegisterWorkflows(r WorkflowRegistry) {
 	registerJobWorkflows(r)
+	registerEventWorkflows(r)
 	registerSMSWorkflows(r)
 	registerVoiceWorkflows(r)
 }
@@ -109,6 +125,9 @@ func registerJobWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: workflows.TranscriptionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: workflows.SubtitlesWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: workflows.ReburnWorkflowName})
+}
+
+func registerEventWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.WebhookDeliveryWorkflow, workflow.RegisterOptions{Name: workflows.WebhookWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.NotifyWorkflow, workflow.RegisterOptions{Name: workflows.NotifyWorkflowName})
 }
@@ -122,12 +141,14 @@ func registerSMSWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.SMSMessageWorkflow, workflow.RegisterOptions{Name: workflows.SMSMessageWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SMSBatchWorkflow, workflow.RegisterOptions{Name: workflows.SMSBatchWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SMSBatchPartWorkflow, workflow.RegisterOptions{Name: workflows.SMSBatchPartWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.SMSReceivedWorkflow, workflow.RegisterOptions{Name: workflows.SMSReceivedWorkflowName})
 }
 
 // Register adds every workflow and activity to r (a test environment, which
 // serves every queue).
 func Register(r Registry, acts Activities) {
 	registerJobs(r, acts)
+	registerEvents(r, acts)
 	if acts.SMS == nil {
 		acts.SMS = &activities.SMS{}
 	}
@@ -157,10 +178,19 @@ func registerJobs(r Registry, acts Activities) {
 		workflows.ActReburnFailed:    acts.Subtitles.ReburnFailed,
 		workflows.ActEmitEvent:       acts.Events.Emit,
 		workflows.ActEmitJobEvent:    acts.Events.EmitJob,
-		workflows.ActDeliverWebhook:  acts.Events.DeliverWebhook,
-		workflows.ActNotifyPush:      acts.Notify.Push,
-		workflows.ActNotifyEmail:     acts.Notify.Email,
-		workflows.ActNotifySMS:       acts.Notify.SMS,
+	})
+}
+
+// registerEvents adds the delivery and notification workflows and the
+// activities they call; raising an event (Events.Emit) stays with the
+// workflows that raise it.
+func registerEvents(r Registry, acts Activities) {
+	registerEventWorkflows(r)
+	registerActivities(r, map[string]any{
+		workflows.ActDeliverWebhook: acts.Events.DeliverWebhook,
+		workflows.ActNotifyPush:     acts.Notify.Push,
+		workflows.ActNotifyEmail:    acts.Notify.Email,
+		workflows.ActNotifySMS:      acts.Notify.SMS,
 	})
 }
 
@@ -173,6 +203,7 @@ func registerSMS(r Registry, a *activities.SMS) {
 		workflows.ActSMSStartBatch:   a.StartBatch,
 		workflows.ActSMSConclude:     a.ConcludeBatch,
 		workflows.ActSMSRefresh:      a.Refresh,
+		workflows.ActSMSReceived:     a.Received,
 	})
 }
 

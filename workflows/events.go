@@ -181,7 +181,7 @@ func StartWebhookDelivery(ctx context.Context, c Starter, accountID, summary str
 	defer cancel()
 	opts := client.StartWorkflowOptions{
 		ID:                    WebhookWorkflowID(in.EventID, in.EndpointID),
-		TaskQueue:             TaskQueue,
+		TaskQueue:             EventsTaskQueue,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:         summary,
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrAccountID.ValueSet(accountID)),
@@ -210,7 +210,7 @@ func StartNotify(ctx context.Context, c Starter, accountID string, in NotifyInpu
 	id := NotifyWorkflowID(in.JobID, in.Event)
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                    id,
-		TaskQueue:             TaskQueue,
+		TaskQueue:             EventsTaskQueue,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:         fmt.Sprintf("Notify the owner of job %d (%s)", in.JobID, in.Event),
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrAccountID.ValueSet(accountID), AttrJobID.ValueSet(in.JobID)),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"parley/temporalclient"
 	"parley/testenv"
@@ -32,5 +33,28 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 				t.Fatalf("replay %s: %v", f, err)
 			}
 		})
+	}
+}
+
+// workflowNames records the names RegisterWorkflows registers.
+type workflowNames []string
+
+func (n *workflowNames) RegisterWorkflowWithOptions(_ any, o workflow.RegisterOptions) {
+	*n = append(*n, o.Name)
+}
+
+// Every workflow type a worker runs has at least one recorded history, so a
+// new type cannot reach production without the replay check above.
+func TestEveryWorkflowTypeHasARecordedHistory(t *testing.T) {
+	var names workflowNames
+	worker.RegisterWorkflows(&names)
+	for _, name := range names {
+		files, err := filepath.Glob(filepath.Join("testdata", name+"-*.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) == 0 {
+			t.Errorf("no recorded history of %s in testdata: add its end-to-end test to HISTORY_TESTS and run `make histories`", name)
+		}
 	}
 }

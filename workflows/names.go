@@ -16,6 +16,13 @@ const TaskQueue = "parley-jobs"
 // adds throughput.
 const SpeechTaskQueue = "parley-speech"
 
+// EventsTaskQueue is where webhook deliveries and owner notifications run.
+// An attempt waits on someone else's server (an endpoint for up to
+// webhook.DeliveryTimeout, an SMTP or push service), so these attempts get
+// their own slots: a few dead endpoints must never hold the slots that
+// media jobs on TaskQueue need, nor wait behind ffmpeg themselves.
+const EventsTaskQueue = "parley-events"
+
 // TranscriptionWorkflowID names the workflow of transcription job id.
 func TranscriptionWorkflowID(jobID int64) string { return fmt.Sprintf("transcription-%d", jobID) }
 

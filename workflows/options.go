@@ -74,7 +74,7 @@ func failJob(ctx workflow.Context, jobID int64, cause error, fallback string) er
 	code, message := codeOf(cause, fallback)
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	in := FinishInput{JobID: jobID, Code: code, Message: message}
-	if err := workflow.ExecuteActivity(bookkeeping(dctx), ActFinish, in).Get(dctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(bookkeeping(dctx), "Mark the job failed: "+code), ActFinish, in).Get(dctx, nil); err != nil {
 		return err
 	}
 	if code == problem.JobCanceled {
@@ -86,6 +86,11 @@ func failJob(ctx workflow.Context, jobID int64, cause error, fallback string) er
 // webhookAttempt is for one POST to an endpoint: the HTTP outcome is the
 // activity's result, so retries here only cover the worker or the database
 // failing, briefly; the delivery schedule is the workflow's.
+//
+// Neither it nor notifyWork names a task queue: their activities run on the
+// queue the workflow was started on (EventsTaskQueue; TaskQueue for runs
+// started before that queue existed), so a run keeps its queue across a
+// deploy and its recorded history replays with the same commands.
 func webhookAttempt(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    time.Minute,

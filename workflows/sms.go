@@ -18,7 +18,11 @@ const (
 	SMSMessageWorkflowName   = "SMSMessageWorkflow"
 	SMSBatchWorkflowName     = "SMSBatchWorkflow"
 	SMSBatchPartWorkflowName = "SMSBatchPartWorkflow"
+	SMSReceivedWorkflowName  = "SMSReceivedWorkflow"
 )
+
+// SMSBatchKind is the ParleyJobKind search attribute of a batch and its parts.
+const SMSBatchKind = "sms_batch"
 
 // SMS activity names.
 const (
@@ -28,6 +32,7 @@ const (
 	ActSMSStartBatch   = "SMS.StartBatch"
 	ActSMSConclude     = "SMS.ConcludeBatch"
 	ActSMSRefresh      = "SMS.Refresh"
+	ActSMSReceived     = "SMS.Received"
 )
 
 // smsPartSize is how many recipients one child workflow sends. A recipient
@@ -52,6 +57,10 @@ func SMSMessageWorkflowID(messageID int64) string { return fmt.Sprintf("sms-mess
 // SMSBatchWorkflowID names the workflow of a batch.
 func SMSBatchWorkflowID(batchID int64) string { return fmt.Sprintf("sms-batch-%d", batchID) }
 
+// SMSReceivedWorkflowID names the workflow that follows up an inbound
+// message.
+func SMSReceivedWorkflowID(messageID int64) string { return fmt.Sprintf("sms-received-%d", messageID) }
+
 // SMSMessageInput starts the workflow of one message.
 type SMSMessageInput struct {
 	MessageID int64
@@ -65,6 +74,9 @@ type SMSBatchInput struct {
 	Recipients int
 	// RefreshEvery is how often delivery is asked of the carrier.
 	RefreshEvery time.Duration
+	// AccountID sets the search attributes of the batch's parts; empty in
+	// batches started before it was added, whose parts go without them.
+	AccountID string
 }
 
 // SMSBatchPartInput sends the recipients Offset to Offset+Limit of a batch.
@@ -75,6 +87,11 @@ type SMSBatchPartInput struct {
 
 // SMSSendInput hands one message to the carrier.
 type SMSSendInput struct {
+	MessageID int64
+}
+
+// SMSReceivedInput names an inbound message.
+type SMSReceivedInput struct {
 	MessageID int64
 }
 
@@ -161,11 +178,18 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 	}
 	var parts []workflow.ChildWorkflowFuture
 	for offset, k := 0, 1; offset < in.Recipients; offset, k = offset+smsPartSize, k+1 {
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		opts := workflow.ChildWorkflowOptions{
 			WorkflowID:    fmt.Sprintf("%s-part-%d", SMSBatchWorkflowID(in.BatchID), k),
 			TaskQueue:     SMSTaskQueue,
 			StaticSummary: fmt.Sprintf("Recipients %d to %d", offset+1, min(offset+smsPartSize, in.Recipients)),
-		})
+		}
+		if in.AccountID != "" {
+			// Replay does not compare a child's attributes, so runs recorded
+			// without them replay unchanged.
+			opts.TypedSearchAttributes = temporal.NewSearchAttributes(AttrAccountID.ValueSet(in.AccountID),
+				AttrJobKind.ValueSet(SMSBatchKind), AttrJobID.ValueSet(in.BatchID))
+		}
+		cctx := workflow.WithChildOptions(ctx, opts)
 		part := SMSBatchPartInput{BatchID: in.BatchID, Offset: offset, Limit: smsPartSize}
 		parts = append(parts, workflow.ExecuteChildWorkflow(cctx, SMSBatchPartWorkflowName, part))
 	}
@@ -236,4 +260,11 @@ func settle(ctx workflow.Context, in SMSRefreshInput, every time.Duration) error
 		}
 		in.Fetch = true
 	}
+}
+
+// SMSReceivedWorkflow raises sms.message.received for an inbound message the
+// API stored: the webhook answers the carrier at once, and the event reaches
+// the account's endpoints even if the API stops right after answering.
+func SMSReceivedWorkflow(ctx workflow.Context, in SMSReceivedInput) error {
+	return workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSReceived, in).Get(ctx, nil)
 }

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -10,7 +11,9 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"parley/activities"
 	"parley/worker"
@@ -165,6 +168,38 @@ func TestSMSBatchChunksIntoParts(t *testing.T) {
 	}
 	require.Equal(t, []string{workflows.ActSMSStartBatch, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
 	require.Equal(t, []refreshCall{{In: workflows.SMSRefreshInput{BatchID: batchID}, At: h.refresh[0].At}}, h.refresh)
+}
+
+// A batch's parts carry its search attributes, so the operator's query for
+// an account's batches finds the parts that did the sending too. A batch
+// started before its input carried the account starts them without any.
+func TestSMSBatchPartsCarrySearchAttributes(t *testing.T) {
+	for _, account := range []string{"acc_parts", ""} {
+		t.Run("account "+strconv.Quote(account), func(t *testing.T) {
+			h := newSMSHarness(t, 1201, []int{0})
+			var got []temporal.SearchAttributes
+			h.env.OnWorkflow(workflows.SMSBatchPartWorkflowName, mock.Anything, mock.Anything).Return(
+				func(ctx workflow.Context, in workflows.SMSBatchPartInput) error {
+					got = append(got, workflow.GetTypedSearchAttributes(ctx))
+					return nil
+				})
+			in := batchInput(1201)
+			in.AccountID = account
+			h.run(t, workflows.SMSBatchWorkflowName, in)
+			require.Len(t, got, 3)
+			for _, sa := range got {
+				if account == "" {
+					require.Zero(t, sa.Size())
+					continue
+				}
+				require.Equal(t, 3, sa.Size())
+				acc, _ := sa.GetKeyword(workflows.AttrAccountID)
+				kind, _ := sa.GetKeyword(workflows.AttrJobKind)
+				id, _ := sa.GetInt64(workflows.AttrJobID)
+				require.Equal(t, []any{account, "sms_batch", batchID}, []any{acc, kind, id})
+			}
+		})
+	}
 }
 
 // A part keeps at most 20 sends in flight, and does keep 20: the window

@@ -25,7 +25,7 @@ const (
 //	ParleyAccountId = 'acc_…' AND ParleyJobKind = 'subtitles' AND ExecutionStatus = 'Failed'
 var (
 	AttrAccountID = temporal.NewSearchAttributeKeyKeyword("ParleyAccountId")
-	AttrJobKind   = temporal.NewSearchAttributeKeyKeyword("ParleyJobKind") // transcription, subtitles, sms_message, sms_batch
+	AttrJobKind   = temporal.NewSearchAttributeKeyKeyword("ParleyJobKind") // transcription, subtitles, sms_message, sms_batch, sms_inbound, conversation, voice_sync
 	AttrJobID     = temporal.NewSearchAttributeKeyInt64("ParleyJobId")
 )
 
@@ -78,6 +78,12 @@ func StartSMSMessage(ctx context.Context, c Starter, j Job, in SMSMessageInput) 
 // StartSMSBatch starts the workflow of a batch.
 func StartSMSBatch(ctx context.Context, c Starter, j Job, in SMSBatchInput) error {
 	return start(ctx, c, SMSTaskQueue, SMSBatchWorkflowID(in.BatchID), SMSBatchWorkflowName, j, in)
+}
+
+// StartSMSReceived starts the follow-up of an inbound message; starting it
+// again (the carrier retried its webhook) is harmless.
+func StartSMSReceived(ctx context.Context, c Starter, j Job, in SMSReceivedInput) error {
+	return start(ctx, c, SMSTaskQueue, SMSReceivedWorkflowID(in.MessageID), SMSReceivedWorkflowName, j, in)
 }
 
 // start runs a workflow on queue under an ID that is never reused

@@ -28,13 +28,14 @@ func SubtitlesWorkflow(ctx workflow.Context, in SubtitlesInput) error {
 
 func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {
 	job := JobInput{JobID: in.JobID}
-	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActStartJob, job).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(bookkeeping(ctx), "Start the job"), ActStartJob, job).Get(ctx, nil); err != nil {
 		return err
 	}
 	var cleaned AudioResult
 	if in.VoiceCleanup {
 		clean := CleanAudioInput{JobID: in.JobID, SourceKey: in.MediaKey}
-		if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActCleanAudio, clean).Get(ctx, &cleaned); err != nil {
+		actx := summarized(mediaWork(ctx, 30*time.Minute), "Reduce background noise")
+		if err := workflow.ExecuteActivity(actx, ActCleanAudio, clean).Get(ctx, &cleaned); err != nil {
 			return withFallback(err, problem.CleanupFailed)
 		}
 	}
@@ -52,7 +53,7 @@ func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {
 	if err := transcribe(ctx, in.JobID, audio); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActBuildSRT, job).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(bookkeeping(ctx), "Build the captions"), ActBuildSRT, job).Get(ctx, nil); err != nil {
 		return err
 	}
 	if err := setStatus(ctx, in.JobID, jobdef.Transcribing, jobdef.Burning); err != nil {
@@ -65,24 +66,24 @@ func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {
 	}
 	// Every stage is charged at once, and only then is the video published:
 	// a job either succeeds whole and pays, or fails and pays nothing.
-	charge := ChargeInput{JobID: in.JobID, Stages: jobdef.StageNames(jobdef.Stages(jobdef.Subtitles, in.VoiceCleanup))}
-	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, charge).Get(ctx, nil); err != nil {
+	if err := charge(ctx, ChargeInput{JobID: in.JobID, Stages: jobdef.StageNames(jobdef.Stages(jobdef.Subtitles, in.VoiceCleanup))}); err != nil {
 		return err
 	}
 	if err := publish(ctx, in.JobID, out); err != nil {
 		return err
 	}
-	return workflow.ExecuteActivity(bookkeeping(ctx), ActFinish, FinishInput{JobID: in.JobID}).Get(ctx, nil)
+	return finish(ctx, in.JobID)
 }
 
 func publish(ctx workflow.Context, jobID int64, out BurnResult) error {
 	in := PublishInput{JobID: jobID, OutputKey: out.OutputKey}
-	return workflow.ExecuteActivity(bookkeeping(ctx), ActPublishBurn, in).Get(ctx, nil)
+	return workflow.ExecuteActivity(summarized(bookkeeping(ctx), "Publish the video"), ActPublishBurn, in).Get(ctx, nil)
 }
 
 func setStatus(ctx workflow.Context, jobID int64, from, to string) error {
 	in := SetStatusInput{JobID: jobID, From: []string{from}, To: to}
-	return workflow.ExecuteActivity(bookkeeping(ctx), ActSetStatus, in).Get(ctx, nil)
+	actx := summarized(bookkeeping(ctx), fmt.Sprintf("Status %s to %s", from, to))
+	return workflow.ExecuteActivity(actx, ActSetStatus, in).Get(ctx, nil)
 }
 
 func runBurn(ctx workflow.Context, in BurnInput) (BurnResult, error) {

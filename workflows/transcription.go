@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -26,13 +27,14 @@ func TranscriptionWorkflow(ctx workflow.Context, in TranscriptionInput) error {
 }
 
 func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
-	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActStartJob, JobInput{JobID: in.JobID}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(bookkeeping(ctx), "Start the job"), ActStartJob, JobInput{JobID: in.JobID}).Get(ctx, nil); err != nil {
 		return err
 	}
 	source := in.MediaKey
 	if in.FromURL {
 		var dl DownloadResult
-		err := workflow.ExecuteActivity(mediaWork(ctx, 40*time.Minute), ActDownload, JobInput{JobID: in.JobID}).Get(ctx, &dl)
+		actx := summarized(mediaWork(ctx, 40*time.Minute), "Download the media from its URL")
+		err := workflow.ExecuteActivity(actx, ActDownload, JobInput{JobID: in.JobID}).Get(ctx, &dl)
 		if err != nil {
 			return withFallback(err, problem.DownloadFailed)
 		}
@@ -45,10 +47,20 @@ func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
 	if err := transcribe(ctx, in.JobID, audio); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteActivity(bookkeeping(ctx), ActCharge, ChargeInput{JobID: in.JobID, Stages: jobdef.StageNames(jobdef.Stages(jobdef.Transcription, false))}).Get(ctx, nil); err != nil {
+	if err := charge(ctx, ChargeInput{JobID: in.JobID, Stages: jobdef.StageNames(jobdef.Stages(jobdef.Transcription, false))}); err != nil {
 		return err
 	}
-	return workflow.ExecuteActivity(bookkeeping(ctx), ActFinish, FinishInput{JobID: in.JobID}).Get(ctx, nil)
+	return finish(ctx, in.JobID)
+}
+
+func charge(ctx workflow.Context, in ChargeInput) error {
+	actx := summarized(bookkeeping(ctx), "Charge "+strings.Join(in.Stages, ", "))
+	return workflow.ExecuteActivity(actx, ActCharge, in).Get(ctx, nil)
+}
+
+func finish(ctx workflow.Context, jobID int64) error {
+	actx := summarized(bookkeeping(ctx), "Mark the job done")
+	return workflow.ExecuteActivity(actx, ActFinish, FinishInput{JobID: jobID}).Get(ctx, nil)
 }
 
 // prepareAudio extracts the engine's audio track from source and, from
@@ -58,7 +70,8 @@ func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
 func prepareAudio(ctx workflow.Context, jobID int64, source string) (AudioResult, error) {
 	var audio AudioResult
 	in := PrepareAudioInput{JobID: jobID, SourceKey: source}
-	if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActPrepareAudio, in).Get(ctx, &audio); err != nil {
+	actx := summarized(mediaWork(ctx, 30*time.Minute), "Extract the audio track")
+	if err := workflow.ExecuteActivity(actx, ActPrepareAudio, in).Get(ctx, &audio); err != nil {
 		return audio, withFallback(err, problem.MediaUnreadable)
 	}
 	if workflow.GetVersion(ctx, "bill-decoded-duration", workflow.DefaultVersion, 1) == 1 {
@@ -81,7 +94,8 @@ func transcribe(ctx workflow.Context, jobID int64, audio AudioResult) error {
 	}
 	var plan SplitResult
 	split := SplitAudioInput{JobID: jobID, AudioKey: audio.AudioKey, DurationSec: audio.DurationSec}
-	if err := workflow.ExecuteActivity(mediaWork(ctx, 30*time.Minute), ActSplitAudio, split).Get(ctx, &plan); err != nil {
+	actx := summarized(mediaWork(ctx, 30*time.Minute), fmt.Sprintf("Plan the transcription of %.0f s", audio.DurationSec))
+	if err := workflow.ExecuteActivity(actx, ActSplitAudio, split).Get(ctx, &plan); err != nil {
 		return withFallback(err, problem.EngineFailed)
 	}
 	results, language, err := transcribeChunks(ctx, jobID, plan)
@@ -92,7 +106,8 @@ func transcribe(ctx workflow.Context, jobID int64, audio AudioResult) error {
 	for i, c := range plan.Chunks {
 		merge.Chunks = append(merge.Chunks, MergedChunk{TranscriptKey: results[i].TranscriptKey, StartSec: c.StartSec, EndSec: c.EndSec})
 	}
-	if err := workflow.ExecuteActivity(mediaWork(ctx, 10*time.Minute), ActMergeChunks, merge).Get(ctx, nil); err != nil {
+	actx = summarized(mediaWork(ctx, 10*time.Minute), fmt.Sprintf("Merge %d transcript(s)", len(merge.Chunks)))
+	if err := workflow.ExecuteActivity(actx, ActMergeChunks, merge).Get(ctx, nil); err != nil {
 		return withFallback(err, problem.EngineFailed)
 	}
 	return nil
@@ -108,7 +123,7 @@ func transcribeChunks(ctx workflow.Context, jobID int64, plan SplitResult) ([]Ch
 	language, first := plan.Language, 0
 	if language == "" && len(plan.Chunks) > 1 {
 		in := TranscribeChunkInput{JobID: jobID, Chunk: plan.Chunks[0]}
-		if err := workflow.ExecuteActivity(speechWork(ctx, plan, 0), ActTranscribeChunk, in).Get(ctx, &results[0]); err != nil {
+		if err := workflow.ExecuteActivity(speechWork(ctx, plan, 0, ""), ActTranscribeChunk, in).Get(ctx, &results[0]); err != nil {
 			return nil, "", err
 		}
 		language, first = results[0].Language, 1
@@ -119,7 +134,7 @@ func transcribeChunks(ctx workflow.Context, jobID int64, plan SplitResult) ([]Ch
 	var failed error
 	for i := first; i < len(plan.Chunks); i++ {
 		in := TranscribeChunkInput{JobID: jobID, Chunk: plan.Chunks[i], Language: language}
-		sel.AddFuture(workflow.ExecuteActivity(speechWork(cctx, plan, i), ActTranscribeChunk, in), func(f workflow.Future) {
+		sel.AddFuture(workflow.ExecuteActivity(speechWork(cctx, plan, i, language), ActTranscribeChunk, in), func(f workflow.Future) {
 			if err := f.Get(ctx, &results[i]); err != nil && failed == nil {
 				failed = err
 				cancel()
@@ -138,15 +153,31 @@ func transcribeChunks(ctx workflow.Context, jobID int64, plan SplitResult) ([]Ch
 	return results, language, nil
 }
 
-// speechWork is for the i-th chunk of plan on the speech queue. A chunk is
-// at most the whole audio (when it is not split), so it gets the time the
-// whole audio had.
-func speechWork(ctx workflow.Context, plan SplitResult, i int) workflow.Context {
+// speechWork is for the i-th chunk of plan, in language ("" to detect it),
+// on the speech queue. A chunk is at most the whole audio (when it is not
+// split), so it gets the time the whole audio had.
+func speechWork(ctx workflow.Context, plan SplitResult, i int, language string) workflow.Context {
 	o := workflow.GetActivityOptions(mediaWork(ctx, 3*time.Hour))
 	o.TaskQueue = SpeechTaskQueue
-	c := plan.Chunks[i]
-	o.Summary = fmt.Sprintf("Transcribe chunk %d of %d (%.0f-%.0f s)", i+1, len(plan.Chunks), c.StartSec, c.EndSec)
+	o.Summary = transcribeSummary(plan, i, language)
 	return workflow.WithActivityOptions(ctx, o)
+}
+
+// transcribeSummary reads "Transcribe 61 s, pocketsphinx, en", or for one
+// chunk of several "Transcribe chunk 2 of 3 (300-600 s), pocketsphinx, en".
+func transcribeSummary(plan SplitResult, i int, language string) string {
+	c := plan.Chunks[i]
+	s := fmt.Sprintf("Transcribe %.0f s", c.EndSec-c.StartSec)
+	if len(plan.Chunks) > 1 {
+		s = fmt.Sprintf("Transcribe chunk %d of %d (%.0f-%.0f s)", i+1, len(plan.Chunks), c.StartSec, c.EndSec)
+	}
+	if plan.Engine != "" {
+		s += ", " + plan.Engine
+	}
+	if language == "" {
+		language = "language detected"
+	}
+	return s + ", " + language
 }
 
 // transcribeWhole is the transcribe step before "split-transcription": the
@@ -177,7 +208,7 @@ func conclude(ctx workflow.Context, jobID int64, err error) error {
 // failure here is logged but does not undo the job's outcome.
 func notify(ctx workflow.Context, jobID int64) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	err := workflow.ExecuteActivity(bookkeeping(ctx), ActNotify, JobInput{JobID: jobID}).Get(ctx, nil)
+	err := workflow.ExecuteActivity(summarized(bookkeeping(ctx), "Notify the owner"), ActNotify, JobInput{JobID: jobID}).Get(ctx, nil)
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("notification not queued", "JobID", jobID, "Error", err)
 	}

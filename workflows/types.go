@@ -93,6 +93,9 @@ type Chunk struct {
 type SplitResult struct {
 	Chunks   []Chunk
 	Language string
+	// Engine names the speech engine the workers run, for the summaries
+	// operators read; empty in runs recorded before it was added.
+	Engine string
 }
 
 // TranscribeChunkInput asks the engine for the transcript of one chunk.

@@ -27,6 +27,8 @@ const (
 	VoiceSyncScheduleID = "voice-sync"
 	// conversationKind is the ParleyJobKind search attribute of ingests.
 	conversationKind = "conversation"
+	// voiceSyncKind is the ParleyJobKind search attribute of sync runs.
+	voiceSyncKind = "voice_sync"
 )
 
 // Voice activity names.
@@ -299,6 +301,8 @@ func EnsureVoiceSchedule(ctx context.Context, sc client.ScheduleClient, every ti
 		Args:          []any{VoiceSyncInput{}},
 		TaskQueue:     VoiceTaskQueue,
 		StaticSummary: "Sync voice conversations of every mapped agent",
+		// No account: one run syncs every mapped agent.
+		TypedSearchAttributes: temporal.NewSearchAttributes(AttrJobKind.ValueSet(voiceSyncKind)),
 	}
 	_, err := sc.Create(ctx, client.ScheduleOptions{
 		ID: VoiceSyncScheduleID, Spec: spec, Action: action, Overlap: enums.SCHEDULE_OVERLAP_POLICY_SKIP,

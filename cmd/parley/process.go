@@ -78,11 +78,7 @@ type services struct {
 	voice *elevenlabs.Client
 }
 
-func openServices(ctx context.Context) (*services, error) {
-	cfg, err := config.Load()
-	if err != nil {
-		return nil, err
-	}
+func openServices(ctx context.Context, cfg config.Config) (*services, error) {
 	log, err := newLogger(cfg.LogLevel)
 	if err != nil {
 		return nil, err
@@ -195,6 +191,7 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 	}
 	w := worker.New(s.temporal, acts, worker.Limits{
 		Jobs: s.cfg.WorkerActivities, Speech: s.cfg.SpeechConcurrency, SMS: s.cfg.SMSActivities, Voice: s.cfg.VoiceActivities,
+		Events: s.cfg.EventActivities,
 	})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -267,9 +264,30 @@ func newHTTPServer(cfg config.Config, h http.Handler) *http.Server {
 	}
 }
 
+// checkSecrets refuses to start a role without the secrets it signs or
+// verifies with, before anything is connected.
+func checkSecrets(cfg config.Config, withAPI, withWorker bool) error {
+	if withAPI {
+		if err := cfg.CheckSigningSecrets(); err != nil {
+			return err
+		}
+	}
+	if withWorker {
+		return cfg.CheckWorkerSecrets()
+	}
+	return nil
+}
+
 // serve runs the API, the worker, or both until ctx ends.
 func serve(ctx context.Context, withAPI, withWorker bool) error {
-	s, err := openServices(ctx)
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	if err := checkSecrets(cfg, withAPI, withWorker); err != nil {
+		return err
+	}
+	s, err := openServices(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -283,9 +301,6 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 		defer stop()
 	}
 	if withAPI {
-		if err := s.cfg.CheckSigningSecrets(); err != nil {
-			return err
-		}
 		srv := api.NewServer(api.Deps{
 			Config: s.cfg, Store: storage.NewStore(s.db), Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
 			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log, Version: buildVersion(),

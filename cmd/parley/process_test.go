@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,36 @@ func TestHTTPServerBoundsClients(t *testing.T) {
 			}
 		case <-time.After(20 * time.Second):
 			t.Fatal("a stalled body was not cut off")
+		}
+	})
+}
+
+// Every role that signs media links refuses to start without a real media
+// secret, before it connects to anything: a worker with the wrong key would
+// send webhook payloads whose links the API does not open.
+func TestRolesRefuseToStartWithoutMediaSecret(t *testing.T) {
+	// Nothing listens here: a role that got past the check fails to connect.
+	t.Setenv("DATABASE_URL", "postgres://parley@127.0.0.1:1/parley?sslmode=disable")
+	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")
+	for _, role := range []string{"api", "worker", "dev"} {
+		for _, secret := range []string{"", "change-me"} {
+			t.Run(role+" secret "+strconv.Quote(secret), func(t *testing.T) {
+				t.Setenv("PARLEY_MEDIA_SECRET", secret)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				err := run(ctx, []string{role})
+				if err == nil || !strings.Contains(err.Error(), "PARLEY_MEDIA_SECRET") {
+					t.Fatalf("parley %s = %v, want a refusal naming PARLEY_MEDIA_SECRET", role, err)
+				}
+			})
+		}
+	}
+	t.Run("worker with a secret", func(t *testing.T) {
+		t.Setenv("PARLEY_MEDIA_SECRET", "m-0123456789abcdef0123456789abcdef")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := run(ctx, []string{"worker"}); err == nil || strings.Contains(err.Error(), "PARLEY_MEDIA_SECRET") {
+			t.Fatalf("parley worker = %v, want it past the secret check and failing to connect", err)
 		}
 	})
 }

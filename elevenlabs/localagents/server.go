@@ -68,8 +68,8 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Put adds or replaces a conversation. d.AgentName is what list items show
-// as agent_name.
+// Put adds or replaces a conversation. d.AgentName is what list items and
+// the detail show as agent_name (null when empty).
 func (s *Server) Put(d elevenlabs.Detail) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -284,8 +284,8 @@ func nullable(s string) *string {
 	return &s
 }
 
-// detailBody is the detail as the provider writes it; main_language is
-// null rather than absent when unknown.
+// detailBody is the detail as the provider writes it; agent_name and
+// main_language are null rather than absent when unknown.
 func detailBody(d elevenlabs.Detail) any {
 	type metadata struct {
 		elevenlabs.Metadata
@@ -293,12 +293,16 @@ func detailBody(d elevenlabs.Detail) any {
 	}
 	type detail struct {
 		elevenlabs.Detail
-		Metadata metadata `json:"metadata"`
+		AgentName *string  `json:"agent_name"`
+		Metadata  metadata `json:"metadata"`
 	}
 	if d.Transcript == nil {
 		d.Transcript = []elevenlabs.TranscriptItem{}
 	}
-	return detail{Detail: d, Metadata: metadata{Metadata: d.Metadata, MainLanguage: nullable(d.Metadata.MainLanguage)}}
+	return detail{
+		Detail: d, AgentName: nullable(d.AgentName),
+		Metadata: metadata{Metadata: d.Metadata, MainLanguage: nullable(d.Metadata.MainLanguage)},
+	}
 }
 
 // cursor is the last item of a page in list order.

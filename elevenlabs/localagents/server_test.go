@@ -129,11 +129,22 @@ func TestDetailShape(t *testing.T) {
 			t.Errorf("detail lacks %s: %v", k, body)
 		}
 	}
-	if body["analysis"] != nil || !reflect.DeepEqual(body["transcript"], []any{}) || body["agent_name"] != nil {
+	if body["analysis"] != nil || !reflect.DeepEqual(body["transcript"], []any{}) {
 		t.Errorf("detail = %v", body)
+	}
+	if v, ok := body["agent_name"]; !ok || v != nil {
+		t.Errorf("agent_name of an unnamed agent = %v (present %v), want null", v, ok)
 	}
 	if v, ok := meta["main_language"]; !ok || v != nil || meta["phone_call"] != nil {
 		t.Errorf("metadata = %v", meta)
+	}
+
+	named := detail("conv_2", "agent", 1754000001)
+	named.AgentName = "Front desk"
+	s.Put(named)
+	_, body = get(t, s, "GET", "/v1/convai/conversations/conv_2", key)
+	if body["agent_name"] != "Front desk" {
+		t.Errorf("agent_name = %v, want Front desk", body["agent_name"])
 	}
 }
 

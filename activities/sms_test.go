@@ -1,0 +1,111 @@
+//go:build integration
+
+package activities
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"parley/billing"
+	"parley/sms"
+	"parley/storage"
+	"parley/testenv"
+	"parley/twilio"
+	"parley/twilio/localcarrier"
+	"parley/workflows"
+)
+
+// A batch that lists one recipient three times, the same text to each:
+// a resend after an interrupted attempt must take only a carrier message no
+// other message has recorded, or send anew, never a twin's sid.
+func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	const sidAccount, token = "ACtest0000000000000000000000000000", "test-auth-token"
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	carrier := localcarrier.New(localcarrier.Config{AccountSID: sidAccount, AuthToken: token, Log: log})
+	srv := httptest.NewServer(carrier)
+	t.Cleanup(func() { carrier.Close(); srv.Close() })
+	client, err := twilio.NewClient(twilio.Config{BaseURL: srv.URL, AccountSID: sidAccount, AuthToken: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := storage.SMS{DB: db}
+	a := &SMS{Store: store, Carrier: client, Now: time.Now}
+
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	from, err := store.AddNumber(ctx, acc.ID, "+14155550142")
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := storage.SMSSend{AccountID: acc.ID, From: from, Batch: true}
+	for range 3 {
+		send.Messages = append(send.Messages, storage.SMSMessage{ToPhone: "+12025550142", Country: "US", Body: "doors open at 7",
+			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
+	}
+	if _, err := store.Admit(ctx, &send, time.Now(), func(storage.SMSUsage) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	first, second, third := send.Messages[0], send.Messages[1], send.Messages[2]
+	carried := func(want int) {
+		t.Helper()
+		if got := len(carrier.Messages()); got != want {
+			t.Fatalf("the carrier has %d messages, want %d", got, want)
+		}
+	}
+	sidOf := func(m storage.SMSMessage) string {
+		t.Helper()
+		got, err := store.Message(ctx, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != sms.Sending || got.UpstreamSID == nil {
+			t.Fatalf("message %d is %s with sid %v, want sending with one", m.ID, got.Status, got.UpstreamSID)
+		}
+		return *got.UpstreamSID
+	}
+
+	// The first is sent and recorded.
+	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: first.ID}); err != nil {
+		t.Fatal(err)
+	}
+	carried(1)
+	// The second's first attempt reached the carrier but its answer was
+	// lost; the retry finds that message and takes it, not the first's.
+	if _, err := store.StartAttempt(ctx, second.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	lost, err := client.Send(ctx, twilio.SendRequest{From: from.Phone, To: second.ToPhone, Body: second.Body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: second.ID}); err != nil {
+		t.Fatalf("resend of the second: %v", err)
+	}
+	carried(2)
+	if got := sidOf(second); got != lost.SID {
+		t.Fatalf("the second took %s, want its own %s (the first's is %s)", got, lost.SID, sidOf(first))
+	}
+	// The third's first attempt never reached the carrier: both messages
+	// there are its twins', so it is sent.
+	if _, err := store.StartAttempt(ctx, third.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: third.ID}); err != nil {
+		t.Fatalf("resend of the third: %v", err)
+	}
+	carried(3)
+	if sids := map[string]bool{sidOf(first): true, sidOf(second): true, sidOf(third): true}; len(sids) != 3 {
+		t.Fatalf("the three messages share sids: %v", sids)
+	}
+	charges, err := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("account_id = ? AND kind = ?", acc.ID, storage.KindCharge).Count(ctx)
+	if err != nil || charges != 3 {
+		t.Fatalf("%d charges (%v), want 3", charges, err)
+	}
+}

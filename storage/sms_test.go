@@ -1,0 +1,125 @@
+//go:build integration
+
+package storage_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"parley/billing"
+	"parley/sms"
+	"parley/storage"
+	"parley/testenv"
+)
+
+// admitSMS admits n identical one-segment messages from a new account (a
+// batch when n > 1) and returns them.
+func admitSMS(t *testing.T, db *bun.DB, balance billing.Micros, n int) []storage.SMSMessage {
+	t.Helper()
+	ctx := context.Background()
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: balance})
+	from, err := storage.SMS{DB: db}.AddNumber(ctx, acc.ID, fmt.Sprintf("+1415555%04d", time.Now().UnixNano()%10_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := storage.SMSSend{AccountID: acc.ID, From: from, Batch: n > 1}
+	for range n {
+		send.Messages = append(send.Messages, storage.SMSMessage{ToPhone: "+12025550100", Country: "US", Body: "hello",
+			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
+	}
+	if _, err := (storage.SMS{DB: db}).Admit(ctx, &send, time.Now(), func(storage.SMSUsage) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return send.Messages
+}
+
+func smsCharge(m storage.SMSMessage) storage.Movement {
+	return storage.Movement{AccountID: m.AccountID, Kind: storage.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
+		Key: fmt.Sprintf("sms-message:%d:send", m.ID), JobKind: "sms_message", JobID: m.ID, Stage: "send"}
+}
+
+func smsChargeCount(t *testing.T, db *bun.DB, accountID string) int {
+	t.Helper()
+	n, err := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("account_id = ? AND kind = ?", accountID, storage.KindCharge).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
+
+// An attempt that outlives the message's failure (the workflow gave up on
+// it, then the stale attempt's carrier call came back) records nothing and
+// charges nothing: the charge commits only with the move out of queued.
+func TestSMSAcceptAfterFailChargesNothing(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	m := admitSMS(t, db, billing.MicrosPerUSD, 1)[0]
+	if err := store.Fail(ctx, m.ID, "SERVICE_UNAVAILABLE", "gave up"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Accept(ctx, m, "SMstale", smsCharge(m)); err != nil {
+		t.Fatalf("accept after fail: %v", err)
+	}
+	got, err := store.Message(ctx, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != sms.Failed || got.UpstreamSID != nil {
+		t.Fatalf("message %s with sid %v, want failed without one", got.Status, got.UpstreamSID)
+	}
+	if n := smsChargeCount(t, db, m.AccountID); n != 0 {
+		t.Fatalf("%d charges for a failed message", n)
+	}
+	acc, err := storage.Accounts{DB: db}.Get(ctx, m.AccountID)
+	if err != nil || acc.BalanceMicros != billing.MicrosPerUSD {
+		t.Fatalf("balance %d (%v), want untouched", acc.BalanceMicros, err)
+	}
+}
+
+// Accepting twice charges once; the second call keeps the first sid.
+func TestSMSAcceptChargesOnce(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	m := admitSMS(t, db, billing.MicrosPerUSD, 1)[0]
+	for _, sid := range []string{"SMfirst", "SMsecond"} {
+		if err := store.Accept(ctx, m, sid, smsCharge(m)); err != nil {
+			t.Fatalf("accept %s: %v", sid, err)
+		}
+	}
+	got, err := store.Message(ctx, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != sms.Sending || got.UpstreamSID == nil || *got.UpstreamSID != "SMfirst" {
+		t.Fatalf("message %s with sid %v", got.Status, got.UpstreamSID)
+	}
+	if n := smsChargeCount(t, db, m.AccountID); n != 1 {
+		t.Fatalf("%d charges, want 1", n)
+	}
+}
+
+func TestSMSKnownSIDs(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	ms := admitSMS(t, db, billing.MicrosPerUSD, 2)
+	if err := store.Accept(ctx, ms[0], "SMknown", smsCharge(ms[0])); err != nil {
+		t.Fatal(err)
+	}
+	known, err := store.KnownSIDs(ctx, []string{"SMunknown", "SMknown"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(known) != 1 || !known["SMknown"] {
+		t.Fatalf("known %v, want only SMknown", known)
+	}
+	if none, err := store.KnownSIDs(ctx, nil); err != nil || len(none) != 0 {
+		t.Fatalf("no sids: %v, %v", none, err)
+	}
+}

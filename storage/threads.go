@@ -1,0 +1,167 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"parley/sms"
+)
+
+// ThreadFilter picks a page of an account's threads.
+type ThreadFilter struct {
+	Limit, Offset int
+	// OwnedNumberID, when not zero, keeps one number's threads.
+	OwnedNumberID int64
+	// Archived lists the archived threads instead of the others.
+	Archived bool
+}
+
+// threadSelect reads threads with their owned number's phone.
+func (r SMS) threadSelect(dest any) *bun.SelectQuery {
+	return r.DB.NewSelect().Model(dest).ColumnExpr("t.*, n.phone AS owned_number").
+		Join("JOIN owned_numbers AS n ON n.id = t.owned_number_id")
+}
+
+// Threads lists a page of an account's threads, latest activity first. The
+// account, the archived flag and the order are those of sms_threads_list_idx.
+func (r SMS) Threads(ctx context.Context, accountID string, f ThreadFilter) ([]SMSThread, error) {
+	out := []SMSThread{}
+	q := r.threadSelect(&out).Where("t.account_id = ?", accountID).
+		Where("(t.archived_at IS NOT NULL) = ?", f.Archived).
+		OrderExpr("t.last_message_at DESC, t.id DESC").Limit(int64(f.Limit)).Offset(int64(f.Offset))
+	if f.OwnedNumberID != 0 {
+		q = q.Where("t.owned_number_id = ?", f.OwnedNumberID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list sms threads: %w", err)
+	}
+	return out, nil
+}
+
+// Thread reads one of an account's threads.
+func (r SMS) Thread(ctx context.Context, accountID string, id int64) (SMSThread, error) {
+	var t SMSThread
+	err := r.threadSelect(&t).Where("t.id = ? AND t.account_id = ?", id, accountID).Scan(ctx)
+	return t, notFound(err)
+}
+
+// ThreadMessages lists a thread's messages newest first: limit of them,
+// below the id before when it is not zero (the lowest id of the page
+// before). Ids only grow, so paging back by id never repeats or skips a
+// message while new ones arrive.
+func (r SMS) ThreadMessages(ctx context.Context, threadID, before int64, limit int) ([]SMSMessage, error) {
+	out := []SMSMessage{}
+	q := r.DB.NewSelect().Model(&out).Where("thread_id = ?", threadID).OrderExpr("id DESC").Limit(int64(limit))
+	if before != 0 {
+		q = q.Where("id < ?", before)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("thread %d messages: %w", threadID, err)
+	}
+	return out, nil
+}
+
+// ThreadChange is what PATCH /sms/threads/{id} asks for; nil fields stay.
+type ThreadChange struct {
+	MarkRead bool
+	Archived *bool
+	// ContactName, when not nil, sets the remote contact's name.
+	ContactName *ContactName
+}
+
+// ContactName is a new remote contact name; Name nil clears it.
+type ContactName struct{ Name *string }
+
+// UpdateThread applies a change to one of an account's threads and returns
+// the thread as it is now. Marking read zeroes the unread count and stamps
+// the thread's unread inbound messages, in one transaction.
+func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch ThreadChange, now time.Time) (SMSThread, error) {
+	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		q := tx.NewUpdate().Model((*SMSThread)(nil)).Where("id = ? AND account_id = ?", id, accountID)
+		if ch.MarkRead {
+			q = q.Set("unread_count = 0")
+		}
+		if ch.Archived != nil {
+			if *ch.Archived {
+				q = q.Set("archived_at = coalesce(archived_at, ?)", now)
+			} else {
+				q = q.Set("archived_at = NULL")
+			}
+		}
+		if ch.ContactName != nil {
+			q = q.Set("remote_contact_name = ?", ch.ContactName.Name)
+		}
+		res, err := q.Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("update sms thread %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		if !ch.MarkRead {
+			return nil
+		}
+		_, err = tx.NewUpdate().Model((*SMSMessage)(nil)).Set("read_at = ?", now).
+			Where("thread_id = ? AND direction = ? AND read_at IS NULL", id, sms.Inbound).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("mark sms thread %d read: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return SMSThread{}, err
+	}
+	return r.Thread(ctx, accountID, id)
+}
+
+// Inbound is a message the carrier delivered to one of the owned numbers.
+type Inbound struct {
+	SID      string
+	Number   OwnedNumber
+	From     string
+	Country  string
+	Body     string
+	Segments int
+	Encoding string
+}
+
+// Receive stores an inbound message once per carrier sid, in its pair's
+// thread (created on first use): the thread's unread count grows, its last
+// activity moves to now and it leaves the archive. A sid already stored
+// changes nothing; the stored message is returned either way, with stored
+// telling whether this call stored it.
+func (r SMS) Receive(ctx context.Context, in Inbound, now time.Time) (m SMSMessage, stored bool, err error) {
+	err = r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var threadID int64
+		err := tx.NewRaw(`INSERT INTO sms_threads AS t (account_id, owned_number_id, remote_phone, last_message_at)
+			VALUES (?, ?, ?, ?)
+			ON CONFLICT (owned_number_id, remote_phone) DO UPDATE SET remote_phone = EXCLUDED.remote_phone
+			RETURNING id`, in.Number.AccountID, in.Number.ID, in.From, now).Scan(ctx, &threadID)
+		if err != nil {
+			return fmt.Errorf("find sms thread: %w", err)
+		}
+		m = SMSMessage{AccountID: in.Number.AccountID, ThreadID: threadID, Direction: sms.Inbound,
+			FromPhone: in.From, ToPhone: in.Number.Phone, Country: in.Country, Body: in.Body,
+			Segments: in.Segments, Encoding: in.Encoding, Status: sms.Received, UpstreamSID: &in.SID, CreatedAt: now}
+		res, err := tx.NewInsert().Model(&m).On("CONFLICT (upstream_sid) DO NOTHING").Returning("*").Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("insert inbound sms: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			// The carrier retried a message we already have.
+			return tx.NewSelect().Model(&m).Where("upstream_sid = ?", in.SID).Scan(ctx)
+		}
+		stored = true
+		_, err = tx.NewUpdate().Model((*SMSThread)(nil)).
+			Set("unread_count = unread_count + 1, last_message_at = greatest(last_message_at, ?), archived_at = NULL", now).
+			Where("id = ?", threadID).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("touch sms thread %d: %w", threadID, err)
+		}
+		return nil
+	})
+	return m, stored, err
+}
