@@ -50,7 +50,7 @@ func BenchmarkSMSThreads(b *testing.B) {
 	// The queries storage.SMS.Threads and ThreadMessages send, as plans.
 	for _, q := range []string{
 		`SELECT t.*, n.phone AS owned_number FROM sms_threads AS t JOIN owned_numbers AS n ON n.id = t.owned_number_id
-		 WHERE t.account_id = ? AND (t.archived_at IS NOT NULL) = false ORDER BY t.last_message_at DESC, t.id DESC LIMIT 50`,
+		 WHERE t.account_id = ? AND t.archived_at IS NULL ORDER BY t.last_message_at DESC, t.id DESC LIMIT 50`,
 		`SELECT * FROM sms_messages WHERE thread_id = ? AND id < ? ORDER BY id DESC LIMIT 100`,
 	} {
 		arg := any(a.ID)

@@ -26,11 +26,16 @@ func (r SMS) threadSelect(dest any) *bun.SelectQuery {
 }
 
 // Threads lists a page of an account's threads, latest activity first. The
-// account, the archived flag and the order are those of sms_threads_list_idx.
+// archived condition is written out, not a parameter, so that the planner
+// picks the partial index in list order (sms_threads_listed_idx or
+// sms_threads_archived_idx) and reads no more than the page.
 func (r SMS) Threads(ctx context.Context, accountID string, f ThreadFilter) ([]SMSThread, error) {
 	out := []SMSThread{}
-	q := r.threadSelect(&out).Where("t.account_id = ?", accountID).
-		Where("(t.archived_at IS NOT NULL) = ?", f.Archived).
+	archived := "t.archived_at IS NULL"
+	if f.Archived {
+		archived = "t.archived_at IS NOT NULL"
+	}
+	q := r.threadSelect(&out).Where("t.account_id = ?", accountID).Where(archived).
 		OrderExpr("t.last_message_at DESC, t.id DESC").Limit(int64(f.Limit)).Offset(int64(f.Offset))
 	if f.OwnedNumberID != 0 {
 		q = q.Where("t.owned_number_id = ?", f.OwnedNumberID)
