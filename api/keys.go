@@ -164,5 +164,6 @@ func (s *Server) revokeKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	s.keys.Forget(k.Prefix)
 	respond(c, http.StatusOK, KeyView(k))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/sirupsen/logrus"
 
 	"parley/apikey"
 	"parley/problem"
@@ -71,13 +72,16 @@ func (s *Server) accessLog(c *gin.Context) {
 	start := s.now()
 	c.Next()
 	status := c.Writer.Status()
-	s.entry(c).WithFields(map[string]any{
-		"method":     c.Request.Method,
-		"path":       c.Request.URL.Path,
-		"status":     status,
-		"latency_ms": float64(time.Since(start).Microseconds()) / 1000,
-		"bytes_out":  c.Writer.Size(),
-	}).Info("request")
+	// Building the entry costs allocations even when the level drops it.
+	if s.log.IsLevelEnabled(logrus.InfoLevel) {
+		s.entry(c).WithFields(logrus.Fields{
+			"method":     c.Request.Method,
+			"path":       c.Request.URL.Path,
+			"status":     status,
+			"latency_ms": float64(time.Since(start).Microseconds()) / 1000,
+			"bytes_out":  c.Writer.Size(),
+		}).Info("request")
+	}
 	if k, ok := keyFrom(c); ok {
 		s.usage.Record(k.AccountID, start, status >= 400)
 	}
@@ -92,6 +96,15 @@ func (s *Server) recovery(c *gin.Context) {
 	}()
 	c.Next()
 }
+
+// keyCacheTTL is how long a replica authenticates a key from memory
+// (Server.keys) before reading it again. It bounds how long a key revoked
+// elsewhere (through another replica, or `parley admin`) still works here,
+// and how stale the account read with it may be (only its locale is used:
+// GET /profile reads the account afresh). The secret is compared and expiry
+// checked on every request, and a key revoked through this replica is
+// dropped from its cache at once.
+const keyCacheTTL = 5 * time.Second
 
 // authenticate resolves the bearer key and its account.
 func (s *Server) authenticate(c *gin.Context) {
@@ -118,7 +131,7 @@ func (s *Server) identify(c *gin.Context) error {
 	if !ok {
 		return problem.New(problem.InvalidAPIKey, nil)
 	}
-	key, err := s.store.Keys.ByPrefix(c, prefix)
+	key, err := s.keys.ByPrefix(c, prefix)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return problem.New(problem.InvalidAPIKey, nil)

@@ -44,7 +44,14 @@ type usageJSON struct {
 }
 
 func (s *Server) getProfile(c *gin.Context) {
-	acc, _ := accountFrom(c)
+	// Not the account read with the key, which may be seconds old
+	// (keyCacheTTL): the balance is shown as it is now.
+	key, _ := keyFrom(c)
+	acc, err := s.store.Accounts.Get(c, key.AccountID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	since := s.now().Add(-30 * 24 * time.Hour)
 	spend, err := s.store.Ledger.SpendByService(c, acc.ID, since)
 	if err != nil {

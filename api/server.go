@@ -67,6 +67,7 @@ type Server struct {
 	push     *notify.Subscriptions
 
 	limiter RateLimiter
+	keys    *storage.KeyCache
 	keyUse  *storage.UsageBatcher
 	usage   *storage.UsageRecorder
 }
@@ -94,6 +95,7 @@ func NewServer(d Deps) *Server {
 		webhooks: webhooks.New(d.Store.Webhooks, netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes}, d.Temporal, d.Config.WebhookRetries),
 		push:     notify.NewSubscriptions(d.Store.Push, netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes}),
 		limiter:  RateLimiter{Counters: d.Store.RateCounters, Tiers: d.Config.RateTiers, Now: now},
+		keys:     storage.NewKeyCache(d.Store.Keys, keyCacheTTL, time.Now),
 		keyUse:   d.Store.NewUsageBatcher(),
 		usage:    d.Store.NewUsageRecorder(),
 	}

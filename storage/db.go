@@ -28,8 +28,13 @@ func OpenDB(ctx context.Context, url string) (*bun.DB, error) {
 		pgdriver.WithDSN(url),
 		pgdriver.WithTimeout(10*time.Second),
 	))
+	// As many idle connections as open ones: with fewer, every request
+	// beyond that many at once closed its connection afterwards and the next
+	// one opened a new one (a Postgres backend started for one query). Idle
+	// ones close after a minute, so a burst's connections do not stay.
 	sqldb.SetMaxOpenConns(32)
-	sqldb.SetMaxIdleConns(8)
+	sqldb.SetMaxIdleConns(32)
+	sqldb.SetConnMaxIdleTime(time.Minute)
 	db := bun.NewDB(sqldb, pgdialect.New())
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -87,17 +87,35 @@ func (r Jobs) ByIdempotencyKey(ctx context.Context, accountID, kind, key string)
 	return j, notFound(err)
 }
 
-// List returns an account's undeleted jobs of a kind, newest first, without
-// the word arrays.
+// List returns an account's undeleted jobs of a kind, newest first, with
+// only the columns a list shows (listColumns).
 func (r Jobs) List(ctx context.Context, accountID, kind string, limit int) ([]Job, error) {
-	jobs := []Job{}
-	err := r.DB.NewSelect().Model(&jobs).ExcludeColumn("words").
+	jobs := make([]Job, 0, limit)
+	err := r.DB.NewSelect().Model(&jobs).Column(listColumns[kind]...).
 		Where("account_id = ? AND kind = ? AND deleted_at IS NULL", accountID, kind).
 		OrderExpr("id DESC").Limit(int64(limit)).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	return jobs, nil
+}
+
+// listColumns are, for each kind, the columns its list shows (what
+// jobview.NewTranscription and NewSubtitles read): never the word arrays,
+// nor what only the worker or the admission uses. A list answers often, and
+// every column costs on every row.
+var listColumns = map[string][]string{
+	jobdef.Transcription: {
+		"id", "status", "input_kind", "file_name", "source_url", "source", "language_requested", "language_detected",
+		"duration_sec", "transcript_text", "cost_micros", "email_after", "sms_after", "error_code", "error_message",
+		"created_at", "started_at", "completed_at",
+	},
+	jobdef.Subtitles: {
+		"id", "status", "file_name", "source", "language_requested", "language_detected", "duration_sec",
+		"cost_micros", "cleanup_cost_micros", "burn_cost_micros", "use_voice_cleanup", "style", "style_note",
+		"output_key", "burn_runs", "reburn_error_code", "reburn_error_message", "email_after", "sms_after",
+		"error_code", "error_message", "created_at", "started_at", "completed_at",
+	},
 }
 
 // Running returns an account's jobs in non-final states, oldest first.

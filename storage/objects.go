@@ -1,11 +1,14 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -16,6 +19,8 @@ import (
 type Objects struct {
 	client *minio.Client
 	bucket string
+	// parts are idle upload buffers, kept for the next streaming upload.
+	parts partBuffers
 }
 
 // ObjectsConfig says where the store is.
@@ -33,7 +38,7 @@ func OpenObjects(ctx context.Context, cfg ObjectsConfig) (*Objects, error) {
 	if err != nil {
 		return nil, fmt.Errorf("object store client: %w", err)
 	}
-	o := &Objects{client: client, bucket: cfg.Bucket}
+	o := &Objects{client: client, bucket: cfg.Bucket, parts: make(partBuffers, streamParts)}
 	exists, err := client.BucketExists(ctx, cfg.Bucket)
 	if err != nil {
 		return nil, fmt.Errorf("reach object store: %w", err)
@@ -49,28 +54,157 @@ func OpenObjects(ctx context.Context, cfg ObjectsConfig) (*Objects, error) {
 	return o, nil
 }
 
-// A streaming upload of unknown length fills streamParts buffers of
-// uploadPartSize in turn and sends them in parallel, so reading the client
-// and writing the store overlap while memory stays bounded (16 MiB).
+// A stream of unknown length (a client's upload) goes to the store in parts
+// of uploadPartSize, at most streamParts of them filling or in flight at a
+// time, so reading the client and writing the store overlap while one
+// upload holds at most streamParts*uploadPartSize (32 MiB). The buffers are
+// kept for the next upload (Objects.parts), so back-to-back uploads reuse the
+// same memory instead of leaving 32 MiB of garbage each for the collector.
 const (
 	uploadPartSize = 8 << 20
 	streamParts    = 4
 )
 
+// maxParts is the most parts an S3 multipart upload may have.
+const maxParts = 10000
+
+// partBuffers keeps idle part buffers between uploads.
+type partBuffers chan []byte
+
+func (p partBuffers) get() []byte {
+	select {
+	case b := <-p:
+		return b
+	default:
+		return make([]byte, uploadPartSize)
+	}
+}
+
+func (p partBuffers) put(b []byte) {
+	select {
+	case p <- b:
+	default:
+	}
+}
+
 // Put streams r to key. size may be -1 when unknown; then the upload goes in
 // parts, so memory stays bounded whatever the length.
 func (o *Objects) Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) (int64, error) {
+	if size < 0 {
+		n, err := o.putStream(ctx, key, r, contentType)
+		if err != nil {
+			return 0, fmt.Errorf("put object %s: %w", key, err)
+		}
+		return n, nil
+	}
 	info, err := o.client.PutObject(ctx, o.bucket, key, r, size, minio.PutObjectOptions{
-		ContentType:           contentType,
-		PartSize:              uploadPartSize,
-		NumThreads:            streamParts,
-		ConcurrentStreamParts: true,
-		DisableContentSha256:  true,
+		ContentType: contentType, PartSize: uploadPartSize, NumThreads: streamParts, DisableContentSha256: true,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("put object %s: %w", key, err)
 	}
 	return info.Size, nil
+}
+
+// putStream stores a stream of unknown length: in one PUT when it fits one
+// part, else as a multipart upload of parts sent in parallel.
+func (o *Objects) putStream(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
+	first := o.parts.get()
+	n, err := io.ReadFull(r, first)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		defer o.parts.put(first)
+		info, err := o.client.PutObject(ctx, o.bucket, key, bytes.NewReader(first[:n]), int64(n), minio.PutObjectOptions{
+			ContentType: contentType, DisableContentSha256: true,
+		})
+		return info.Size, err
+	}
+	if err != nil {
+		o.parts.put(first)
+		return 0, err
+	}
+	return o.putParts(ctx, key, r, first, contentType)
+}
+
+// putParts uploads first, then the rest of r, as the parts of one multipart
+// upload; on any error the upload is aborted so no parts are left behind.
+func (o *Objects) putParts(ctx context.Context, key string, r io.Reader, first []byte, contentType string) (size int64, err error) {
+	core := minio.Core{Client: o.client}
+	uploadID, err := core.NewMultipartUpload(ctx, o.bucket, key, minio.PutObjectOptions{ContentType: contentType})
+	if err != nil {
+		o.parts.put(first)
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			_ = core.AbortMultipartUpload(context.WithoutCancel(ctx), o.bucket, key, uploadID)
+		}
+	}()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		parts []minio.CompletePart
+	)
+	// slots holds a token for every buffer this upload has filling or in
+	// flight; the first one is taken already.
+	slots := make(chan struct{}, streamParts)
+	slots <- struct{}{}
+	send := func(number int, buf []byte, n int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { o.parts.put(buf); <-slots }()
+			part, err := core.PutObjectPart(ctx, o.bucket, key, uploadID, number, bytes.NewReader(buf[:n]), int64(n),
+				minio.PutObjectPartOptions{DisableContentSha256: true})
+			if err != nil {
+				cancel(err)
+				return
+			}
+			mu.Lock()
+			parts = append(parts, minio.CompletePart{PartNumber: number, ETag: part.ETag})
+			mu.Unlock()
+		}()
+	}
+	send(1, first, len(first))
+	size = int64(len(first))
+	for number := 2; ; number++ {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		buf := o.parts.get()
+		n, rerr := io.ReadFull(r, buf)
+		if n > 0 && number > maxParts {
+			rerr = fmt.Errorf("more than %d parts of %d bytes", maxParts, uploadPartSize)
+		}
+		if n == 0 || (rerr != nil && rerr != io.ErrUnexpectedEOF) {
+			o.parts.put(buf)
+			<-slots
+			if rerr != io.EOF {
+				cancel(rerr)
+			}
+			break
+		}
+		send(number, buf, n)
+		size += int64(n)
+		if rerr != nil { // io.ErrUnexpectedEOF: that was the last part
+			break
+		}
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return 0, err
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].PartNumber < parts[j].PartNumber })
+	if _, err := core.CompleteMultipartUpload(ctx, o.bucket, key, uploadID, parts, minio.PutObjectOptions{ContentType: contentType}); err != nil {
+		return 0, err
+	}
+	return size, nil
 }
 
 // PutFile uploads a local file to key.
