@@ -75,7 +75,11 @@ func New(c client.Client, acts Activities, limits Limits) Workers {
 	registerVoice(voice, acts.Voice)
 	ws := Workers{jobs, speech, events, voice}
 	if acts.SMS != nil {
-		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.SMS})
+		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{
+			// A batch's sends run as local activities (workflows.smsLocalSend):
+			// the same bound applies to them.
+			MaxConcurrentActivityExecutionSize: limits.SMS, MaxConcurrentLocalActivityExecutionSize: limits.SMS,
+		})
 		registerSMS(sms, acts.SMS)
 		ws = append(ws, sms)
 	}
