@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/nyaruka/phonenumbers"
 )
 
 func TestParsePhone(t *testing.T) {
@@ -73,5 +75,46 @@ func TestParsePhone(t *testing.T) {
 				t.Errorf("ParsePhone(%q) = %+v, want %+v", tc.in, p, want)
 			}
 		})
+	}
+}
+
+// ParsePhone accepts exactly what it accepted when every number went
+// through libphonenumber's Parse: every region's example numbers of several
+// types, and their neighbours one digit shorter and longer.
+func TestParsePhoneAgreesWithParse(t *testing.T) {
+	viaParse := func(s string) (Phone, bool) {
+		if !isE164Shape(s) {
+			return Phone{}, false
+		}
+		num, err := phonenumbers.Parse(s, "")
+		if err != nil {
+			return Phone{}, false
+		}
+		region := phonenumbers.GetRegionCodeForNumber(num)
+		if !phonenumbers.IsValidNumberForRegion(num, region) || phonenumbers.Format(num, phonenumbers.E164) != s || len(region) != 2 {
+			return Phone{}, false
+		}
+		return Phone{E164: s, Country: region}, true
+	}
+	checked := 0
+	for region := range phonenumbers.GetSupportedRegions() {
+		for _, typ := range []phonenumbers.PhoneNumberType{phonenumbers.MOBILE, phonenumbers.FIXED_LINE, phonenumbers.TOLL_FREE, phonenumbers.VOIP} {
+			ex := phonenumbers.GetExampleNumberForType(region, typ)
+			if ex == nil {
+				continue
+			}
+			e164 := phonenumbers.Format(ex, phonenumbers.E164)
+			for _, s := range []string{e164, e164[:len(e164)-1], e164 + "1", e164 + "12"} {
+				checked++
+				want, wantOK := viaParse(s)
+				got, err := ParsePhone(s)
+				if (err == nil) != wantOK || got != want {
+					t.Fatalf("%s: ParsePhone %+v, %v; via Parse %+v, %v", s, got, err, want, wantOK)
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d numbers checked", checked)
 	}
 }

@@ -169,8 +169,8 @@ type SMSUsage struct {
 
 // Admit admits a send in one transaction under the account's row lock, so
 // that concurrent sends see each other: check (the caller's quota and
-// balance rules) sees the account's usage, and when it passes the threads
-// are created or touched, the batch and the messages inserted. The messages
+// balance rules) sees the account's usage, and when it passes the missing
+// threads are created, the batch and the messages inserted. The messages
 // hold their price in reserve while queued. It returns the batch id (0 for a
 // single message); the messages get their ids and threads.
 func (r SMS) Admit(ctx context.Context, send *SMSSend, now time.Time, check func(SMSUsage) error) (int64, error) {
@@ -192,7 +192,7 @@ func (r SMS) Admit(ctx context.Context, send *SMSSend, now time.Time, check func
 		if err := check(u); err != nil {
 			return err
 		}
-		threads, err := touchThreads(ctx, tx, send, now)
+		threads, err := threadsOf(ctx, tx, send, now)
 		if err != nil {
 			return err
 		}
@@ -215,7 +215,10 @@ func (r SMS) Admit(ctx context.Context, send *SMSSend, now time.Time, check func
 				m.BatchID = &batchID
 			}
 		}
-		return insertMessages(ctx, tx, send.Messages)
+		if err := insertMessages(ctx, tx, send.Messages); err != nil {
+			return err
+		}
+		return countSent(ctx, tx, send.AccountID, now, send.Messages)
 	})
 	return batchID, err
 }
@@ -264,26 +267,46 @@ func insertMessages(ctx context.Context, tx bun.Tx, ms []SMSMessage) error {
 	return nil
 }
 
-// sentToday counts an account's outbound messages of now's UTC day by
-// destination country.
+// sentToday reads how many outbound messages an account was admitted on
+// now's UTC day, by destination country.
 func sentToday(ctx context.Context, db bun.IDB, accountID string, now time.Time) (map[string]int, error) {
-	day := now.UTC().Truncate(24 * time.Hour)
 	var rows []struct {
-		Country string `bun:"country"`
-		N       int    `bun:"n"`
+		Country  string `bun:"country"`
+		Messages int    `bun:"messages"`
 	}
-	err := db.NewSelect().Model((*SMSMessage)(nil)).ColumnExpr("country, count(*) AS n").
-		Where("account_id = ? AND direction = ? AND created_at >= ?", accountID, sms.Outbound, day).
-		Group("country").Scan(ctx, &rows)
+	err := db.NewSelect().Table("sms_daily_counts").Column("country", "messages").
+		Where("account_id = ? AND day = ?::date", accountID, utcDay(now)).Scan(ctx, &rows)
 	if err != nil {
-		return nil, fmt.Errorf("count today's messages: %w", err)
+		return nil, fmt.Errorf("read today's sms counts: %w", err)
 	}
-	out := map[string]int{}
+	out := make(map[string]int, len(rows))
 	for _, r := range rows {
-		out[r.Country] = r.N
+		out[r.Country] = r.Messages
 	}
 	return out, nil
 }
+
+// countSent adds a send's messages to the account's counts of their UTC day.
+func countSent(ctx context.Context, tx bun.Tx, accountID string, now time.Time, ms []SMSMessage) error {
+	perCountry := map[string]int{}
+	for _, m := range ms {
+		perCountry[m.Country]++
+	}
+	countries, counts := make([]string, 0, len(perCountry)), make([]int, 0, len(perCountry))
+	for c, n := range perCountry {
+		countries, counts = append(countries, c), append(counts, n)
+	}
+	_, err := tx.NewRaw(`INSERT INTO sms_daily_counts AS d (account_id, day, country, messages)
+		SELECT ?, ?::date, r.country, r.n FROM unnest(?::text[], ?::int[]) AS r(country, n)
+		ON CONFLICT (account_id, day, country) DO UPDATE SET messages = d.messages + EXCLUDED.messages`,
+		accountID, utcDay(now), pgdialect.Array(countries), pgdialect.Array(counts)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("count sent sms: %w", err)
+	}
+	return nil
+}
+
+func utcDay(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
 // reservedMicros is what an account has reserved: the estimates of its
 // running jobs (but the admission excludeID) and the prices of its messages
@@ -305,10 +328,14 @@ func reservedMicros(ctx context.Context, db bun.IDB, accountID string, excludeID
 	return reserved.Jobs + reserved.SMS, nil
 }
 
-// touchThreads finds or creates the thread of the sender and each distinct
-// recipient, moving its last activity to now, and maps recipient to thread.
-// The recipients travel as one array (see insertMessages).
-func touchThreads(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) (map[string]int64, error) {
+// threadsOf finds the thread of the sender and each distinct recipient,
+// creating the missing ones, and maps recipient to thread. Existing threads
+// are not written here: their last activity moves when the carrier answers
+// for a message (Accept, Fail), so admitting a large batch to known numbers
+// rewrites no thread rows under the account's lock. The recipients travel as
+// one array (see insertMessages); the statement's snapshot does not see the
+// rows its INSERT adds, so the union returns each thread once.
+func threadsOf(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) (map[string]int64, error) {
 	seen := map[string]bool{}
 	var phones []string
 	for _, m := range send.Messages {
@@ -321,18 +348,33 @@ func touchThreads(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) 
 		ID          int64  `bun:"id"`
 		RemotePhone string `bun:"remote_phone"`
 	}
-	err := tx.NewRaw(`INSERT INTO sms_threads AS t (account_id, owned_number_id, remote_phone, last_message_at)
-		SELECT ?, ?, p, ? FROM unnest(?::text[]) AS p
-		ON CONFLICT (owned_number_id, remote_phone) DO UPDATE SET last_message_at = greatest(t.last_message_at, EXCLUDED.last_message_at)
-		RETURNING id, remote_phone`, send.AccountID, send.From.ID, now, pgdialect.Array(phones)).Scan(ctx, &rows)
+	err := tx.NewRaw(`WITH created AS (
+			INSERT INTO sms_threads (account_id, owned_number_id, remote_phone, last_message_at)
+			SELECT ?, ?, p, ? FROM unnest(?::text[]) AS p
+			ON CONFLICT (owned_number_id, remote_phone) DO NOTHING
+			RETURNING id, remote_phone)
+		SELECT id, remote_phone FROM created
+		UNION ALL
+		SELECT id, remote_phone FROM sms_threads WHERE owned_number_id = ? AND remote_phone = ANY(?::text[])`,
+		send.AccountID, send.From.ID, now, pgdialect.Array(phones), send.From.ID, pgdialect.Array(phones)).Scan(ctx, &rows)
 	if err != nil {
-		return nil, fmt.Errorf("touch sms threads: %w", err)
+		return nil, fmt.Errorf("find sms threads: %w", err)
 	}
 	out := make(map[string]int64, len(rows))
 	for _, t := range rows {
 		out[t.RemotePhone] = t.ID
 	}
 	return out, nil
+}
+
+// touchThread moves the last activity of a message's thread to now.
+func touchThread(ctx context.Context, db bun.IDB, messageID int64) error {
+	_, err := db.NewRaw(`UPDATE sms_threads SET last_message_at = greatest(last_message_at, now())
+		WHERE id = (SELECT thread_id FROM sms_messages WHERE id = ?)`, messageID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("touch the thread of sms message %d: %w", messageID, err)
+	}
+	return nil
 }
 
 // Message reads one message.
@@ -374,7 +416,7 @@ func (r SMS) Accept(ctx context.Context, m SMSMessage, sid string, charge Moveme
 		if n == 0 {
 			return errNotQueued
 		}
-		return nil
+		return touchThread(ctx, tx, m.ID)
 	})
 	if errors.Is(err, errNotQueued) {
 		return nil
@@ -408,13 +450,18 @@ func (r SMS) KnownSIDs(ctx context.Context, sids []string) (map[string]bool, err
 // Fail records that a queued message will not be sent: the carrier refused
 // it, or could not be reached. Its price is released; nothing is charged.
 func (r SMS) Fail(ctx context.Context, id int64, code, message string) error {
-	_, err := r.DB.NewUpdate().Model((*SMSMessage)(nil)).
-		Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
-		Where("id = ? AND status = ?", id, sms.Queued).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("fail sms message %d: %w", id, err)
-	}
-	return nil
+	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*SMSMessage)(nil)).
+			Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
+			Where("id = ? AND status = ?", id, sms.Queued).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("fail sms message %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		return touchThread(ctx, tx, id)
+	})
 }
 
 // FailUnsent fails every queued message of a batch (batchID) or one message

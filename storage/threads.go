@@ -151,7 +151,7 @@ func (r SMS) Receive(ctx context.Context, in Inbound, now time.Time) (m SMSMessa
 		m = SMSMessage{AccountID: in.Number.AccountID, ThreadID: threadID, Direction: sms.Inbound,
 			FromPhone: in.From, ToPhone: in.Number.Phone, Country: in.Country, Body: in.Body,
 			Segments: in.Segments, Encoding: in.Encoding, Status: sms.Received, UpstreamSID: &in.SID, CreatedAt: now}
-		res, err := tx.NewInsert().Model(&m).On("CONFLICT (upstream_sid) DO NOTHING").Returning("*").Exec(ctx)
+		res, err := tx.NewInsert().Model(&m).On("CONFLICT (upstream_sid) WHERE upstream_sid IS NOT NULL DO NOTHING").Returning("*").Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("insert inbound sms: %w", err)
 		}
