@@ -451,6 +451,9 @@ func BenchmarkSplitTranscription(b *testing.B) {
 			b.ReportMetric(took.Seconds()/raw.Seconds(), fmt.Sprintf("ratio_%dw", workers))
 			last = measureChunks(b, p, created.ID)
 			last.job = took
+			b.Logf("%d worker(s): job %s; chunk phase %s; %d chunks ran %s in all, the longest %s",
+				workers, took.Round(time.Millisecond), last.phase.Round(time.Millisecond), last.chunks,
+				last.engine.Round(time.Millisecond), last.longest.Round(time.Millisecond))
 		}
 		for _, cores := range []int{4, 8} {
 			b.ReportMetric(last.estimate(cores).Seconds()/raw.Seconds(), fmt.Sprintf("est_ratio_%dcores", cores))
