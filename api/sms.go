@@ -45,6 +45,17 @@ type smsBatchAcceptedJSON struct {
 	PerCountry        map[string]int `json:"perCountry"`
 }
 
+// smsTarget is the SMS service and the resource id of the path, for the
+// endpoints that act on one batch or thread.
+func (s *Server) smsTarget(c *gin.Context) (*messaging.Service, int64, error) {
+	svc, err := s.messages()
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := pathID(c, "id")
+	return svc, id, err
+}
+
 // messages is the SMS service, or a refusal when no carrier is configured.
 func (s *Server) messages() (*messaging.Service, error) {
 	if s.sms == nil {
@@ -110,12 +121,7 @@ func charged(m storage.SMSMessage) (price, cost float64) {
 }
 
 func (s *Server) getSMSBatch(c *gin.Context) {
-	svc, err := s.messages()
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	id, err := pathID(c, "id")
+	svc, id, err := s.smsTarget(c)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -61,12 +61,7 @@ func (s *Server) listThreads(c *gin.Context) {
 }
 
 func (s *Server) getThread(c *gin.Context) {
-	svc, err := s.messages()
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	id, err := pathID(c, "id")
+	svc, id, err := s.smsTarget(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -98,12 +93,7 @@ type patchThreadRequest struct {
 }
 
 func (s *Server) patchThread(c *gin.Context) {
-	svc, err := s.messages()
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	id, err := pathID(c, "id")
+	svc, id, err := s.smsTarget(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -138,12 +128,7 @@ type replyRequest struct {
 // replyThread answers like a single POST /sms: the API description's
 // fields, and the send's status besides.
 func (s *Server) replyThread(c *gin.Context) {
-	svc, err := s.messages()
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	id, err := pathID(c, "id")
+	svc, id, err := s.smsTarget(c)
 	if err != nil {
 		s.fail(c, err)
 		return
