@@ -132,7 +132,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	log := s.d.Log.WithFields(logrus.Fields{"account_id": req.AccountID, "from": from.Phone, "recipients": len(send.Messages)})
 	if !send.Batch {
 		m := send.Messages[0]
-		job := workflows.Job{AccountID: req.AccountID, Kind: "sms_message", ID: m.ID,
+		job := workflows.Job{AccountID: req.AccountID, Kind: workflows.SMSMessageKind, ID: m.ID,
 			Summary: fmt.Sprintf("SMS to %s (%s, %d segment(s))", m.ToPhone, m.Country, m.Segments)}
 		in := workflows.SMSMessageInput{MessageID: m.ID, RefreshEvery: s.d.Config.RefreshEvery}
 		if err := workflows.StartSMSMessage(ctx, s.d.Temporal, job, in); err != nil {

@@ -367,12 +367,12 @@ func threadsOf(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) (ma
 	return out, nil
 }
 
-// touchThread moves the last activity of a message's thread to now.
-func touchThread(ctx context.Context, db bun.IDB, messageID int64) error {
-	_, err := db.NewRaw(`UPDATE sms_threads SET last_message_at = greatest(last_message_at, now())
-		WHERE id = (SELECT thread_id FROM sms_messages WHERE id = ?)`, messageID).Exec(ctx)
+// touchThread moves a thread's last activity to now.
+func touchThread(ctx context.Context, db bun.IDB, threadID int64) error {
+	_, err := db.NewUpdate().Model((*SMSThread)(nil)).Set("last_message_at = greatest(last_message_at, now())").
+		Where("id = ?", threadID).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("touch the thread of sms message %d: %w", messageID, err)
+		return fmt.Errorf("touch sms thread %d: %w", threadID, err)
 	}
 	return nil
 }
@@ -416,7 +416,7 @@ func (r SMS) Accept(ctx context.Context, m SMSMessage, sid string, charge Moveme
 		if n == 0 {
 			return errNotQueued
 		}
-		return touchThread(ctx, tx, m.ID)
+		return touchThread(ctx, tx, m.ThreadID)
 	})
 	if errors.Is(err, errNotQueued) {
 		return nil
@@ -451,16 +451,17 @@ func (r SMS) KnownSIDs(ctx context.Context, sids []string) (map[string]bool, err
 // it, or could not be reached. Its price is released; nothing is charged.
 func (r SMS) Fail(ctx context.Context, id int64, code, message string) error {
 	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*SMSMessage)(nil)).
+		var threadID int64
+		err := tx.NewUpdate().Model((*SMSMessage)(nil)).
 			Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
-			Where("id = ? AND status = ?", id, sms.Queued).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("fail sms message %d: %w", id, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
+			Where("id = ? AND status = ?", id, sms.Queued).Returning("thread_id").Scan(ctx, &threadID)
+		switch notFound(err) {
+		case nil:
+			return touchThread(ctx, tx, threadID)
+		case ErrNotFound: // no longer queued: left as it is
 			return nil
 		}
-		return touchThread(ctx, tx, id)
+		return fmt.Errorf("fail sms message %d: %w", id, err)
 	})
 }
 

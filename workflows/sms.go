@@ -21,8 +21,13 @@ const (
 	SMSReceivedWorkflowName  = "SMSReceivedWorkflow"
 )
 
-// SMSBatchKind is the ParleyJobKind search attribute of a batch and its parts.
-const SMSBatchKind = "sms_batch"
+// ParleyJobKind search attributes of the SMS workflows: a single send, a
+// batch and its parts, and the follow-up of an inbound message.
+const (
+	SMSMessageKind = "sms_message"
+	SMSBatchKind   = "sms_batch"
+	SMSInboundKind = "sms_inbound"
+)
 
 // SMS activity names.
 const (
@@ -36,11 +41,12 @@ const (
 )
 
 // smsPartSize is how many recipients one child workflow sends. A recipient
-// costs its part about 6 history events (a send activity scheduled, started
-// and completed, plus the workflow tasks that follow), so a part of 500
-// stays near 3,000 events, far below Temporal's 10,240-event warning and
-// 51,200-event limit, and the parent of a 10,000-recipient batch holds 20
-// children (about 200 events).
+// costs its part about one history event (its local send's marker; the
+// workflow tasks that record them are shared), so a part of 500 has about
+// 520, and a part replaying remote sends (before "sms-local-sends") about
+// 3,000: both far below Temporal's 10,240-event warning and 51,200-event
+// limit. The parent of a 10,000-recipient batch holds 20 children (about
+// 130 events with its settle loop).
 const smsPartSize = 500
 
 // smsWindow is how many sends of one part are in flight at once: the

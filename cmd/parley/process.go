@@ -265,14 +265,13 @@ func newHTTPServer(cfg config.Config, h http.Handler) *http.Server {
 }
 
 // checkSecrets refuses to start a role without the secrets it signs or
-// verifies with, before anything is connected.
+// verifies with, before anything is connected. The API's include the
+// worker's.
 func checkSecrets(cfg config.Config, withAPI, withWorker bool) error {
-	if withAPI {
-		if err := cfg.CheckSigningSecrets(); err != nil {
-			return err
-		}
-	}
-	if withWorker {
+	switch {
+	case withAPI:
+		return cfg.CheckSigningSecrets()
+	case withWorker:
 		return cfg.CheckWorkerSecrets()
 	}
 	return nil
