@@ -4,18 +4,23 @@
 #   docker run parley api | worker | migrate up | admin ...
 
 FROM golang:1.26-bookworm AS build
+# The speech engine links libpocketsphinx with cgo.
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libpocketsphinx-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
-# Built on bookworm like the runtime image, so cgo (if used) links against
-# the same glibc.
+# Built on bookworm like the runtime image, so cgo links against the same
+# glibc and libpocketsphinx.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     go build -trimpath -ldflags='-s -w' -o /out/parley ./cmd/parley
 
 FROM debian:bookworm-slim
-# ffmpeg/ffprobe for media, pocketsphinx for speech, fonts (+fontconfig via
+# ffmpeg/ffprobe for media, pocketsphinx for speech (its libraries and the
+# en-us models), fonts (+fontconfig via
 # ffmpeg's libass) for burned-in subtitles, including Hebrew and Arabic.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \

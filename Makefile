@@ -49,7 +49,8 @@ all: build
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
-build:
+# parley links libpocketsphinx with cgo: packages installs its headers.
+build: packages
 	$(GO) build -o bin/parley ./cmd/parley
 
 tools: bin/temporal bin/minio
@@ -75,7 +76,7 @@ FORCE:
 packages:
 	@scripts/ensure-packages.sh
 
-dev: packages tools build
+dev: tools build
 	scripts/dev.sh
 
 vet:

@@ -18,7 +18,11 @@ check() {
 	compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need postgresql
 	if ! have pg_isready || ! have psql; then need postgresql-client; fi
 	if ! have ffmpeg || ! have ffprobe; then need ffmpeg; fi
+	# The worker links libpocketsphinx (cgo, found through pkg-config); the
+	# command-line tool is what the decoder's tests compare it with.
 	have pocketsphinx_continuous || need pocketsphinx
+	have pkg-config || need pkg-config
+	pkg-config --exists pocketsphinx sphinxbase 2>/dev/null || need libpocketsphinx-dev
 	[[ -d /usr/share/pocketsphinx/model/en-us/en-us ]] || need pocketsphinx-en-us
 	[[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]] || need fonts-dejavu-core
 	compgen -G '/usr/share/fonts/truetype/noto/NotoSans*-Regular.ttf' >/dev/null || need fonts-noto-core

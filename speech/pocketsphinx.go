@@ -1,37 +1,44 @@
 package speech
 
 import (
-	"bufio"
-	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
-	"strconv"
+	"runtime"
 	"strings"
-	"time"
+	"sync"
 
+	"parley/media"
 	"parley/transcript"
 )
 
 // Defaults from Debian's pocketsphinx-en-us package.
 const (
-	defaultPocketsphinxBinary = "pocketsphinx_continuous"
-	defaultPocketsphinxModel  = "/usr/share/pocketsphinx/model/en-us"
-	DefaultPocketsphinxHMM    = defaultPocketsphinxModel + "/en-us"
-	DefaultPocketsphinxLM     = defaultPocketsphinxModel + "/en-us.lm.bin"
-	DefaultPocketsphinxDict   = defaultPocketsphinxModel + "/cmudict-en-us.dict"
+	defaultPocketsphinxModel = "/usr/share/pocketsphinx/model/en-us"
+	DefaultPocketsphinxHMM   = defaultPocketsphinxModel + "/en-us"
+	DefaultPocketsphinxLM    = defaultPocketsphinxModel + "/en-us.lm.bin"
+	DefaultPocketsphinxDict  = defaultPocketsphinxModel + "/cmudict-en-us.dict"
 )
 
-// Pocketsphinx runs the offline CMU Sphinx decoder (Debian's pocketsphinx
-// 0.8 / 5prealpha command-line tool). English only, no diarization, and far
-// less accurate than the hosted engines: it is the engine that always works.
+// pocketsphinxRate is the sample rate of the en-us acoustic model, and so of
+// the audio the pipeline prepares (16 kHz mono 16-bit PCM).
+const pocketsphinxRate = 16000
+
+// Pocketsphinx is the offline CMU Sphinx decoder (Debian's libpocketsphinx
+// 0.8 / 5prealpha), run in the worker's process. English only, no
+// diarization, and far less accurate than the hosted engines: it is the
+// engine that always works. Loaded decoders are kept and reused, one per
+// transcription running at once; use it by pointer and never copy it.
 type Pocketsphinx struct {
-	Binary string // defaults to pocketsphinx_continuous on PATH
-	HMM    string // acoustic model directory; defaults to DefaultPocketsphinxHMM
-	Dict   string // pronunciation dictionary; defaults to DefaultPocketsphinxDict
-	LM     string // language model; defaults to DefaultPocketsphinxLM
+	HMM  string // acoustic model directory; defaults to DefaultPocketsphinxHMM
+	Dict string // pronunciation dictionary; defaults to DefaultPocketsphinxDict
+	LM   string // language model; defaults to DefaultPocketsphinxLM
+
+	once sync.Once
+	pool *decoders
 }
 
 func (p *Pocketsphinx) Name() string { return EnginePocketsphinx }
@@ -39,11 +46,8 @@ func (p *Pocketsphinx) Name() string { return EnginePocketsphinx }
 // OnlyLanguage is English: the only model Debian ships.
 func (p *Pocketsphinx) OnlyLanguage() string { return "en" }
 
-func (p *Pocketsphinx) paths() (bin, hmm, dict, lm string) {
-	bin, hmm, dict, lm = p.Binary, p.HMM, p.Dict, p.LM
-	if bin == "" {
-		bin = defaultPocketsphinxBinary
-	}
+func (p *Pocketsphinx) paths() (hmm, dict, lm string) {
+	hmm, dict, lm = p.HMM, p.Dict, p.LM
 	if hmm == "" {
 		hmm = DefaultPocketsphinxHMM
 	}
@@ -56,8 +60,20 @@ func (p *Pocketsphinx) paths() (bin, hmm, dict, lm string) {
 	return
 }
 
-// Transcribe decodes the whole file in one process. Cancelling ctx kills the
-// process.
+// decoders is p's pool, made on first use; its decoders are freed once p is
+// unreachable.
+func (p *Pocketsphinx) decoders() *decoders {
+	p.once.Do(func() {
+		hmm, dict, lm := p.paths()
+		p.pool = &decoders{hmm: hmm, dict: dict, lm: lm}
+		runtime.AddCleanup(p, (*decoders).close, p.pool)
+	})
+	return p.pool
+}
+
+// Transcribe decodes a 16 kHz mono 16-bit PCM WAV file (what the pipeline
+// prepares) with a loaded decoder. Cancelling ctx stops it within tens of
+// milliseconds.
 func (p *Pocketsphinx) Transcribe(ctx context.Context, audioPath string, opts Options) (transcript.Transcript, error) {
 	lang, err := pinnedLanguage(opts)
 	if err != nil {
@@ -66,78 +82,79 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, audioPath string, opts Op
 	if lang != "" && lang != "en" {
 		return transcript.Transcript{}, fmt.Errorf("%w: the offline engine (pocketsphinx) supports English only, not %q", ErrUnsupportedLanguage, lang)
 	}
-	if _, err := os.Stat(audioPath); err != nil {
+	layout, err := media.ReadWAVLayout(audioPath)
+	if err != nil {
+		if errors.Is(err, media.ErrNotWAV) {
+			return transcript.Transcript{}, permanentf("pocketsphinx: %v", err)
+		}
 		return transcript.Transcript{}, fmt.Errorf("pocketsphinx: audio file: %w", err)
 	}
-	bin, hmm, dict, lm := p.paths()
-	// The decoder's log goes to stderr (no -logfn) so that a failure can
-	// be explained; only its tail is kept.
-	cmd := exec.CommandContext(ctx, bin,
-		"-infile", audioPath, "-time", "yes",
-		"-hmm", hmm, "-dict", dict, "-lm", lm)
-	var stdout bytes.Buffer
-	stderr := &tailBuffer{max: 4 << 10}
-	cmd.Stdout = &stdout
-	cmd.Stderr = stderr
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return transcript.Transcript{}, fmt.Errorf("pocketsphinx: %w", ctxErr)
-		}
-		return transcript.Transcript{}, fmt.Errorf("pocketsphinx: %w: %s", err, lastLines(stderr.String(), 3))
+	if err := checkPocketsphinxFormat(layout.Format); err != nil {
+		return transcript.Transcript{}, err
 	}
-	words := parsePocketsphinx(stdout.Bytes())
+	f, err := os.Open(audioPath)
+	if err != nil {
+		return transcript.Transcript{}, fmt.Errorf("pocketsphinx: audio file: %w", err)
+	}
+	defer f.Close()
+	pool := p.decoders()
+	d, err := pool.get()
+	if err != nil {
+		return transcript.Transcript{}, err
+	}
+	segs, err := d.decode(ctx, io.NewSectionReader(f, layout.DataOffset, layout.DataSize))
+	if err != nil && ctx.Err() == nil {
+		d.free() // a decoder that failed is not trusted with another file
+		return transcript.Transcript{}, err
+	}
+	pool.put(d)
+	if err != nil {
+		return transcript.Transcript{}, err
+	}
+	words := pocketsphinxWords(segs)
 	return transcript.Transcript{
 		Text:     joinWords(words),
 		Language: "en",
 		Words:    words,
-		Duration: fallbackDuration(audioPath, words),
+		Duration: layout.Seconds(),
 	}, nil
 }
 
-// parsePocketsphinx reads the "-time yes" output: for each utterance a
-// hypothesis line followed by "word start end confidence" lines with times in
-// seconds from the start of the file. Fillers (<s>, </s>, <sil>, [NOISE],
-// ++GARBAGE++ ...) are dropped and alternate-pronunciation suffixes "(2)"
-// removed.
-func parsePocketsphinx(out []byte) []transcript.Word {
+// checkPocketsphinxFormat refuses, for good, audio the model cannot hear:
+// anything but 16 kHz mono 16-bit PCM.
+func checkPocketsphinxFormat(fmtChunk [16]byte) error {
+	tag := binary.LittleEndian.Uint16(fmtChunk[0:2])
+	channels := binary.LittleEndian.Uint16(fmtChunk[2:4])
+	rate := binary.LittleEndian.Uint32(fmtChunk[4:8])
+	bits := binary.LittleEndian.Uint16(fmtChunk[14:16])
+	if tag != 1 || channels != 1 || rate != pocketsphinxRate || bits != 16 {
+		return permanentf("pocketsphinx: want 16 kHz mono 16-bit PCM, got format %d, %d channel(s), %d Hz, %d bits", tag, channels, rate, bits)
+	}
+	return nil
+}
+
+// pocketsphinxWords keeps the words of the decoder's segments: fillers (<s>,
+// </s>, <sil>, [NOISE], ++GARBAGE++ ...) are dropped and alternate
+// pronunciations' suffixes "(2)" removed.
+func pocketsphinxWords(segs []segment) []transcript.Word {
 	var words []transcript.Word
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	last := 0.0
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 4 || !numeric(f[1]) || !numeric(f[2]) || !numeric(f[3]) {
-			continue
-		}
-		w := f[0]
+	for _, s := range segs {
+		w := s.word
 		if i := strings.IndexByte(w, '('); i > 0 && strings.HasSuffix(w, ")") {
 			w = w[:i]
 		}
 		if isFiller(w) {
 			continue
 		}
-		start, err1 := strconv.ParseFloat(f[1], 64)
-		end, err2 := strconv.ParseFloat(f[2], 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
 		// Keep timings monotonic even if the decoder ever emits an
 		// overlap.
-		start = max(start, last)
-		end = max(end, start)
+		start := max(s.start, last)
+		end := max(s.end, start)
 		last = end
 		words = append(words, transcript.Word{Word: w, Start: start, End: end})
 	}
 	return words
-}
-
-func numeric(s string) bool {
-	if s == "" {
-		return false
-	}
-	c := s[0]
-	return c >= '0' && c <= '9' || c == '-' || c == '.'
 }
 
 func isFiller(w string) bool {
@@ -151,12 +168,9 @@ func isFiller(w string) bool {
 	return false
 }
 
-// Health checks that the binary is on PATH and the model files exist.
+// Health checks that the model files exist.
 func (p *Pocketsphinx) Health(ctx context.Context) error {
-	bin, hmm, dict, lm := p.paths()
-	if _, err := exec.LookPath(bin); err != nil {
-		return fmt.Errorf("pocketsphinx: %s not found: %w", bin, err)
-	}
+	hmm, dict, lm := p.paths()
 	var errs []error
 	for _, path := range []string{hmm + "/mdef", hmm + "/means", dict, lm} {
 		if _, err := os.Stat(path); err != nil {
@@ -164,28 +178,4 @@ func (p *Pocketsphinx) Health(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string { return string(t.buf) }
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

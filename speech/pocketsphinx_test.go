@@ -2,12 +2,15 @@ package speech
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,28 +18,29 @@ import (
 	"parley/transcript"
 )
 
-func TestParsePocketsphinx(t *testing.T) {
-	out := `hello there my friend
-<s> 0.070 0.150 1.000000
-hello(2) 0.160 0.520 0.999200
-[NOISE] 0.530 0.600 0.5
-there 0.600 0.670 0.977749
-<sil> 0.680 0.700 0.4
-++breath++ 0.700 0.710 0.4
-friend 0.870 1.440 0.887263
-</s> 1.450 1.830 1.000000
-go to three four
-three 4.640 4.720 0.999800
-`
-	got := parsePocketsphinx([]byte(out))
+func TestPocketsphinxWords(t *testing.T) {
+	segs := []segment{
+		{"<s>", 0.07, 0.15},
+		{"hello(2)", 0.16, 0.52},
+		{"[NOISE]", 0.53, 0.6},
+		{"there", 0.6, 0.67},
+		{"<sil>", 0.68, 0.7},
+		{"++breath++", 0.7, 0.71},
+		{"friend", 0.87, 1.44},
+		{"</s>", 1.45, 1.83},
+		{"three", 4.64, 4.72},
+		{"overlap", 4.70, 4.69}, // kept monotonic
+	}
+	got := pocketsphinxWords(segs)
 	want := []transcript.Word{
 		{Word: "hello", Start: 0.16, End: 0.52},
 		{Word: "there", Start: 0.6, End: 0.67},
 		{Word: "friend", Start: 0.87, End: 1.44},
 		{Word: "three", Start: 4.64, End: 4.72},
+		{Word: "overlap", Start: 4.72, End: 4.72},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("parse:\n got %+v\nwant %+v", got, want)
+		t.Errorf("words:\n got %+v\nwant %+v", got, want)
 	}
 }
 
@@ -45,10 +49,8 @@ three 4.640 4.720 0.999800
 // all), so that a skip says what was not tested and how to test it.
 func requireTools(t *testing.T) {
 	t.Helper()
-	for bin, pkg := range map[string]string{"ffmpeg": "ffmpeg", defaultPocketsphinxBinary: "pocketsphinx"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("SKIPPED, engine not tested: %s not installed (apt-get install %s, or make packages)", bin, pkg)
-		}
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skipf("SKIPPED, engine not tested: ffmpeg not installed (apt-get install ffmpeg, or make packages)")
 	}
 	if err := (&Pocketsphinx{}).Health(context.Background()); err != nil {
 		t.Skipf("SKIPPED, engine not tested: pocketsphinx models missing (apt-get install pocketsphinx-en-us, or make packages): %v", err)
@@ -101,11 +103,11 @@ func TestPocketsphinxRealSpeech(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &Pocketsphinx{}
-	cpuBefore := childCPU()
+	cpuBefore := processCPU()
 	start := time.Now()
 	tr, err := p.Transcribe(context.Background(), wav, Options{Language: "en"})
 	elapsed := time.Since(start)
-	cpu := childCPU() - cpuBefore
+	cpu := processCPU() - cpuBefore
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +139,12 @@ func TestPocketsphinxRealSpeech(t *testing.T) {
 	}
 }
 
-// childCPU is the user+system CPU time of finished child processes: the
-// decoder's own cost, independent of how loaded the machine is.
-func childCPU() time.Duration {
+// processCPU is the user+system CPU time of the test process, which runs the
+// decoder: its cost, independent of how loaded the machine is (the model
+// load included, on a fresh engine).
+func processCPU() time.Duration {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
@@ -173,20 +176,105 @@ func TestPocketsphinxErrors(t *testing.T) {
 	if !IsPermanent(err) || !strings.Contains(err.Error(), "English only") {
 		t.Errorf("pinned fr: want permanent English-only error, got %v", err)
 	}
-	if err := (&Pocketsphinx{Binary: "no-such-pocketsphinx"}).Health(ctx); err == nil {
-		t.Errorf("Health with missing binary: no error")
-	}
 	if err := (&Pocketsphinx{HMM: "/nonexistent"}).Health(ctx); err == nil {
 		t.Errorf("Health with missing model: no error")
 	}
-	if _, err := exec.LookPath(defaultPocketsphinxBinary); err != nil {
-		t.Skipf("SKIPPED, missing-model run not tested: %s not installed (apt-get install pocketsphinx, or make packages)", defaultPocketsphinxBinary)
-	}
-	path, _ := writeSilentWAV(t, 0.5)
-	_, err = (&Pocketsphinx{HMM: "/nonexistent"}).Transcribe(ctx, path, Options{})
-	if err == nil {
-		t.Errorf("missing model: no error")
+	path, raw := writeSilentWAV(t, 0.5)
+	if _, err := (&Pocketsphinx{HMM: "/nonexistent"}).Transcribe(ctx, path, Options{}); err == nil || IsPermanent(err) {
+		t.Errorf("missing model: want a retryable error, got %v", err)
 	} else {
 		t.Logf("missing model error: %v", err)
 	}
+
+	// 8 kHz audio, and a file that is not WAV at all, are refused for good.
+	binary.LittleEndian.PutUint32(raw[24:], 8000)
+	eight := filepath.Join(t.TempDir(), "8k.wav")
+	notWAV := filepath.Join(t.TempDir(), "audio.mp3")
+	if err := errors.Join(os.WriteFile(eight, raw, 0o644), os.WriteFile(notWAV, []byte("ID3 not a wav"), 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{eight, notWAV} {
+		if _, err := (&Pocketsphinx{}).Transcribe(ctx, path, Options{}); !IsPermanent(err) {
+			t.Errorf("%s: want a permanent error, got %v", filepath.Base(path), err)
+		}
+	}
+}
+
+// TestPocketsphinxMatchesContinuous: the in-process decoder gives the words
+// and times Debian's pocketsphinx_continuous gives for the same file, also
+// when one decoder is reused for file after file (its per-file state reset)
+// and when several files decode at once.
+func TestPocketsphinxMatchesContinuous(t *testing.T) {
+	requireTools(t)
+	if _, err := exec.LookPath("pocketsphinx_continuous"); err != nil {
+		t.Skip("SKIPPED, not compared: pocketsphinx_continuous not installed (apt-get install pocketsphinx, or make packages)")
+	}
+	files := []string{
+		synthesizeExact(t, "Please call me when you arrive at the hotel. The quick brown fox jumps over the lazy dog.", "a.wav"),
+		synthesizeExact(t, "We will meet at the train station tomorrow morning. Then we go home.", "b.wav"),
+	}
+	want := make([][]transcript.Word, len(files))
+	for i, f := range files {
+		want[i] = continuousWords(t, f)
+		if len(want[i]) < 8 {
+			t.Fatalf("%s: the tool heard only %v", f, want[i])
+		}
+	}
+	p := &Pocketsphinx{}
+	check := func(i int) {
+		tr, err := p.Transcribe(context.Background(), files[i], Options{})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if !reflect.DeepEqual(tr.Words, want[i]) {
+			t.Errorf("%s:\n in process %+v\n tool       %+v", files[i], tr.Words, want[i])
+		}
+	}
+	for _, i := range []int{0, 1, 0, 1} { // one decoder, reused
+		check(i)
+	}
+	var wg sync.WaitGroup
+	for i := range 4 { // two decoders at once
+		wg.Go(func() { check(i % 2) })
+	}
+	wg.Wait()
+}
+
+// synthesizeExact speaks text into a 16 kHz mono WAV with a bare 44-byte
+// header, the layout pocketsphinx_continuous assumes.
+func synthesizeExact(t *testing.T, text, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "flite=text='"+text+"':voice=slt",
+		"-ar", "16000", "-ac", "1", "-c:a", "pcm_s16le", "-fflags", "+bitexact", "-map_metadata", "-1", path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, out)
+	}
+	return path
+}
+
+// continuousWords runs pocketsphinx_continuous -time yes on path and keeps
+// its words as Transcribe does.
+func continuousWords(t *testing.T, path string) []transcript.Word {
+	t.Helper()
+	out, err := exec.Command("pocketsphinx_continuous", "-infile", path, "-time", "yes", "-logfn", "/dev/null",
+		"-hmm", DefaultPocketsphinxHMM, "-dict", DefaultPocketsphinxDict, "-lm", DefaultPocketsphinxLM).Output()
+	if err != nil {
+		t.Fatalf("pocketsphinx_continuous: %v", err)
+	}
+	var segs []segment
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line) // "word start end confidence"
+		if len(f) != 4 {
+			continue // an utterance's hypothesis
+		}
+		start, err1 := strconv.ParseFloat(f[1], 64)
+		end, err2 := strconv.ParseFloat(f[2], 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		segs = append(segs, segment{f[0], start, end})
+	}
+	return pocketsphinxWords(segs)
 }
