@@ -102,7 +102,7 @@ func (a *Speech) SplitAudio(ctx context.Context, in workflows.SplitAudioInput) (
 	if err != nil {
 		return workflows.SplitResult{}, err
 	}
-	plan := workflows.SplitResult{Language: a.language(job.LanguageRequested), Engine: a.Engine.Name()}
+	plan := workflows.SplitResult{Language: a.language(job.LanguageRequested), Engine: a.Engine.Name(), TaskQueue: a.chunkQueue()}
 	if !a.Split.Splits(in.DurationSec) {
 		plan.Chunks = []workflows.Chunk{{AudioKey: in.AudioKey, EndSec: in.DurationSec}}
 		return plan, nil
@@ -135,6 +135,15 @@ func (a *Speech) SplitAudio(ctx context.Context, in workflows.SplitAudioInput) (
 		plan.Chunks = append(plan.Chunks, workflows.Chunk{Index: i, AudioKey: key, StartSec: s.Start, EndSec: s.End})
 	}
 	return plan, nil
+}
+
+// chunkQueue is where the engine's chunks run: the CPU queue for an engine
+// that decodes on the worker's cores, the speech queue for a hosted one.
+func (a *Speech) chunkQueue() string {
+	if _, ok := a.Engine.(speech.CPUBound); ok {
+		return workflows.CPUTaskQueue
+	}
+	return workflows.SpeechTaskQueue
 }
 
 // planChunks measures the levels of the 16 kHz mono s16 WAV that

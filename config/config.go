@@ -57,7 +57,8 @@ type Config struct {
 
 	RateTiers RateTiers
 
-	// WorkerActivities bounds the activities one worker runs at once.
+	// WorkerActivities bounds the activities one worker runs at once on
+	// the job queue (downloads, merges, bookkeeping).
 	WorkerActivities int
 
 	// SMS: the carrier (Twilio's protocol) and the platform's policy.
@@ -79,10 +80,13 @@ type Config struct {
 	MailcatcherHTTPAddr string
 
 	// Audio longer than SplitAbove is cut at pauses into chunks of about
-	// ChunkLength, transcribed at once; a worker transcribes at most
-	// SpeechConcurrency chunks at a time.
-	SplitAbove        time.Duration
-	ChunkLength       time.Duration
+	// ChunkLength, transcribed at once.
+	SplitAbove  time.Duration
+	ChunkLength time.Duration
+	// CPUConcurrency bounds the CPU-bound activities (ffmpeg, the offline
+	// engine's chunks) one worker runs at once; SpeechConcurrency bounds the
+	// chunks it sends a hosted engine at once.
+	CPUConcurrency    int
 	SpeechConcurrency int
 
 	// CORSOrigins are the browser origins allowed to call the API, each as
@@ -163,13 +167,13 @@ func (c Config) CheckVAPID() error {
 	return nil
 }
 
+// FFmpegThreads is how many threads each ffmpeg run of a worker may use:
+// the machine's cores shared among its CPUConcurrency slots, at least one,
+// so the slots together never oversubscribe the CPU.
+func (c Config) FFmpegThreads() int { return max(1, runtime.NumCPU()/c.CPUConcurrency) }
+
 // SMSConfigured reports whether a carrier account is set.
 func (c Config) SMSConfigured() bool { return c.TwilioAccountSID != "" }
-
-// hostedEngineConcurrency is how many chunks a worker sends a hosted engine
-// at once by default: the requests mostly wait on the network, and hosted
-// APIs rate-limit a key's concurrent requests, commonly at a handful.
-const hostedEngineConcurrency = 4
 
 // VoiceConfigured reports whether the voice provider is connected: the
 // ElevenLabs API key is set.
@@ -208,10 +212,13 @@ var Vars = []Var{
 	{"PARLEY_VOICE_BACKFILL", "720h", "how far back a newly mapped agent's first voice sync reads"},
 	{"PARLEY_VOICE_ACTIVITIES", "32", "voice activities one worker runs at once (provider calls and upserts: they wait on the network)"},
 	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
-	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once; empty means twice the machine's cores (ffmpeg and the engine are CPU-bound)"},
+	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once on task queue parley-jobs (downloads, transcript merges, bookkeeping); empty means twice the machine's cores"},
+	{"PARLEY_CPU_CONCURRENCY", "", "CPU-bound activities one worker runs at once on task queue parley-cpu (ffmpeg and pocketsphinx's chunks); empty means the machine's cores; each ffmpeg may use the cores divided by this many threads (at least 1)"},
 	{"PARLEY_SPLIT_ABOVE", "2m", "audio longer than this is cut at pauses and its chunks transcribed at once across workers; 0 splits all audio of at least 1.5 chunks"},
 	{"PARLEY_CHUNK_LENGTH", "1m", "length aimed at for each chunk of split audio (cuts move to the nearest long pause, within half a length); 0 never splits"},
-	{"PARLEY_SPEECH_CONCURRENCY", "", "chunks one worker transcribes at once; empty means the machine's cores for pocketsphinx (CPU-bound) and 4 for the hosted engines (per worker)"},
+	// 4: a chunk sent to a hosted engine mostly waits on the network, and
+	// hosted APIs cap a key's concurrent requests, commonly at a handful.
+	{"PARLEY_SPEECH_CONCURRENCY", "4", "chunks one worker sends a hosted engine (openai, elevenlabs) at once, on task queue parley-speech"},
 	{"PARLEY_RATE_TIERS", "standard=60/1000,pro=600/10000,unlimited=0/0", "per-key requests per minute/hour for each tier; 0 means no limit"},
 	{"PARLEY_TWILIO_ACCOUNT_SID", "", "SMS carrier account (Twilio's protocol); empty: SMS is off (503 SMS_NOT_CONFIGURED)"},
 	{"PARLEY_TWILIO_AUTH_TOKEN", "", "SMS carrier auth token: authenticates sends and verifies the carrier's signed callbacks"},
@@ -326,14 +333,14 @@ func Load() (Config, error) {
 	if c.ChunkLength, err = time.ParseDuration(get("PARLEY_CHUNK_LENGTH")); err != nil || c.ChunkLength < 0 {
 		return c, fmt.Errorf("PARLEY_CHUNK_LENGTH: want a duration of 0 or more")
 	}
-	c.SpeechConcurrency = hostedEngineConcurrency
-	if strings.EqualFold(strings.TrimSpace(c.SpeechEngine), "pocketsphinx") {
-		c.SpeechConcurrency = runtime.NumCPU()
-	}
-	if v := os.Getenv("PARLEY_SPEECH_CONCURRENCY"); v != "" {
-		if c.SpeechConcurrency, err = strconv.Atoi(v); err != nil || c.SpeechConcurrency <= 0 {
-			return c, fmt.Errorf("PARLEY_SPEECH_CONCURRENCY: want a positive integer")
+	c.CPUConcurrency = runtime.NumCPU()
+	if v := os.Getenv("PARLEY_CPU_CONCURRENCY"); v != "" {
+		if c.CPUConcurrency, err = strconv.Atoi(v); err != nil || c.CPUConcurrency <= 0 {
+			return c, fmt.Errorf("PARLEY_CPU_CONCURRENCY: want a positive integer")
 		}
+	}
+	if c.SpeechConcurrency, err = strconv.Atoi(get("PARLEY_SPEECH_CONCURRENCY")); err != nil || c.SpeechConcurrency <= 0 {
+		return c, fmt.Errorf("PARLEY_SPEECH_CONCURRENCY: want a positive integer")
 	}
 	if c.CORSOrigins, err = ParseOrigins(get("PARLEY_CORS_ORIGINS")); err != nil {
 		return c, fmt.Errorf("PARLEY_CORS_ORIGINS: %w", err)

@@ -116,6 +116,7 @@ func startPlatform(t testing.TB, o options) *platform {
 	}
 	engine := &speech.Pocketsphinx{}
 	tool := media.NewTool()
+	tool.Threads = p.cfg.FFmpegThreads()
 	// The listener exists before the server so links carry its real origin.
 	p.api = httptest.NewUnstartedServer(nil)
 	p.cfg.BaseURL = "http://" + p.api.Listener.Addr().String()
@@ -169,10 +170,7 @@ func startPlatform(t testing.TB, o options) *platform {
 			acts.SMS = &activities.SMS{Store: storage.SMS{DB: p.db}, Carrier: carrier,
 				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Events: p.events, Now: time.Now}
 		}
-		p.worker = worker.New(p.temporal, acts, worker.Limits{
-			Jobs: p.cfg.WorkerActivities, Speech: p.cfg.SpeechConcurrency, SMS: p.cfg.SMSActivities, Voice: p.cfg.VoiceActivities,
-			Events: p.cfg.EventActivities,
-		})
+		p.worker = worker.New(p.temporal, acts, worker.LimitsOf(p.cfg))
 		if err := p.worker.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,11 @@ var ErrUnreadable = errors.New("media: unreadable input")
 type Tool struct {
 	FFmpeg  string
 	FFprobe string
+	// Threads bounds the threads of each ffmpeg run's decoders, filters and
+	// encoders; 0 leaves ffmpeg's default (about one per core). A worker
+	// running one ffmpeg per core sets 1, so that running them side by side
+	// never oversubscribes the CPU.
+	Threads int
 }
 
 // NewTool returns a Tool that runs ffmpeg and ffprobe from PATH.
@@ -50,6 +55,25 @@ func (t Tool) ffprobe() string {
 // print only errors.
 func ffmpegArgs(args ...string) []string {
 	return append([]string{"-nostdin", "-hide_banner", "-y", "-v", "error"}, args...)
+}
+
+// ffmpegRun runs ffmpeg with args, whose last is the output, held to
+// t.Threads: the filter graphs, the decoder of each input (-threads before
+// its -i) and the encoders of the output (-threads before it).
+func (t Tool) ffmpegRun(ctx context.Context, args []string, stdout io.Writer) error {
+	if t.Threads > 0 {
+		n := strconv.Itoa(t.Threads)
+		bounded := []string{"-filter_threads", n, "-filter_complex_threads", n}
+		for i, a := range args {
+			if a == "-i" || i == len(args)-1 {
+				bounded = append(bounded, "-threads", n)
+			}
+			bounded = append(bounded, a)
+		}
+		args = bounded
+	}
+	_, err := run(ctx, t.ffmpeg(), ffmpegArgs(args...), stdout)
+	return err
 }
 
 // Info describes a media file.
@@ -145,10 +169,10 @@ func (t Tool) Probe(ctx context.Context, path string) (Info, error) {
 // ExtractAudio writes the first audio stream of in to out as 16 kHz mono
 // 16-bit WAV, the format speech engines expect.
 func (t Tool) ExtractAudio(ctx context.Context, in, out string) error {
-	_, err := run(ctx, t.ffmpeg(), ffmpegArgs(
+	err := t.ffmpegRun(ctx, []string{
 		"-i", in, "-map", "0:a:0", "-vn",
 		"-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav", out,
-	), nil)
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("media: extract audio: %w", err)
 	}
@@ -192,10 +216,10 @@ func (c FFmpegCleaner) Clean(ctx context.Context, in, out string) error {
 	if err != nil {
 		return err
 	}
-	_, err = run(ctx, c.Tool.ffmpeg(), ffmpegArgs(
+	err = c.Tool.ffmpegRun(ctx, []string{
 		"-i", in, "-map", "0:a:0", "-vn",
 		"-af", CleanFilter(floor), "-c:a", "pcm_s16le", "-f", "wav", out,
-	), nil)
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("media: clean audio: %w", err)
 	}
@@ -208,7 +232,7 @@ func (c FFmpegCleaner) Clean(ctx context.Context, in, out string) error {
 func (t Tool) NoiseFloor(ctx context.Context, in string) (float64, error) {
 	// Measured at the rate afftdn works at, so the floor is in its terms.
 	levels := &windowLevels{size: 2400 * 2} // 50 ms of 48 kHz s16
-	_, err := run(ctx, t.ffmpeg(), ffmpegArgs("-i", in, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "48000", "-f", "s16le", "-"), levels)
+	err := t.ffmpegRun(ctx, []string{"-i", in, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "48000", "-f", "s16le", "-"}, levels)
 	if err != nil {
 		return 0, fmt.Errorf("media: noise floor: %w", err)
 	}
@@ -265,7 +289,7 @@ func (t Tool) Burn(ctx context.Context, in BurnInput) error {
 	if !src.HasVideo {
 		return fmt.Errorf("media: burn: %w: no video stream", ErrUnreadable)
 	}
-	args := ffmpegArgs("-nostats", "-progress", "pipe:1", "-i", in.Video)
+	args := []string{"-nostats", "-progress", "pipe:1", "-i", in.Video}
 	audioMap := "0:a:0?"
 	if in.Audio != "" {
 		args = append(args, "-i", in.Audio)
@@ -292,7 +316,7 @@ func (t Tool) Burn(ctx context.Context, in BurnInput) error {
 		defer close(done)
 		readProgress(pr, in.Progress)
 	}()
-	_, err = run(ctx, t.ffmpeg(), args, pw)
+	err = t.ffmpegRun(ctx, args, pw)
 	pw.Close()
 	<-done
 	if err != nil {

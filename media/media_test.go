@@ -124,6 +124,32 @@ func TestProbe(t *testing.T) {
 	}
 }
 
+// A Tool's Threads bound the filters, each input's decoder and the
+// output's encoders, every ffmpeg run.
+func TestThreadsBoundEveryRun(t *testing.T) {
+	dir := t.TempDir()
+	argsPath := filepath.Join(dir, "args")
+	fake := filepath.Join(dir, "ffmpeg")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + argsPath + "\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tool := Tool{FFmpeg: fake, Threads: 3}
+	if err := tool.ExtractAudio(context.Background(), "in.mp4", "out.wav"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(argsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(strings.Fields(string(b)), " ")
+	want := "-nostdin -hide_banner -y -v error -filter_threads 3 -filter_complex_threads 3 " +
+		"-threads 3 -i in.mp4 -map 0:a:0 -vn -ac 1 -ar 16000 -c:a pcm_s16le -f wav -threads 3 out.wav"
+	if got != want {
+		t.Errorf("ffmpeg ran with\n%s\nwant\n%s", got, want)
+	}
+}
+
 func TestExtractAudio(t *testing.T) {
 	av, silent, _, _ := testFixtures(t)
 	ctx := context.Background()

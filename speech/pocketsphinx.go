@@ -43,6 +43,9 @@ type Pocketsphinx struct {
 
 func (p *Pocketsphinx) Name() string { return EnginePocketsphinx }
 
+// CPUBound: one decoder keeps one core busy.
+func (p *Pocketsphinx) CPUBound() {}
+
 // OnlyLanguage is English: the only model Debian ships.
 func (p *Pocketsphinx) OnlyLanguage() string { return "en" }
 

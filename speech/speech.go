@@ -26,6 +26,13 @@ type Monolingual interface {
 	OnlyLanguage() string
 }
 
+// CPUBound is an engine that decodes on the worker's own CPU, one core per
+// transcription, rather than waiting on a hosted service: its work belongs
+// on the queue whose slots are the machine's cores.
+type CPUBound interface {
+	CPUBound()
+}
+
 // Options tune one transcription.
 type Options struct {
 	// Language is "" or "auto" to let the engine detect the language, or an

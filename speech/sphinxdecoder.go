@@ -190,7 +190,7 @@ func (d *decoder) decode(ctx context.Context, pcm io.Reader) ([]segment, error) 
 }
 
 // decoders keeps loaded decoders for reuse: as many as were ever in use at
-// once, which the callers bound (a worker runs at most its speech slots).
+// once, which the callers bound (a worker runs them in its CPU slots).
 type decoders struct {
 	hmm, dict, lm string
 

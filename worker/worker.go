@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"parley/activities"
+	"parley/config"
 	"parley/workflows"
 )
 
@@ -27,12 +28,12 @@ type Activities struct {
 
 // Limits bound the activities a process runs at once on each queue.
 type Limits struct {
-	// Jobs is for media work (ffmpeg and the engine are CPU-bound: see
-	// config.WorkerActivities for the default).
+	// Jobs is for downloads, merges and bookkeeping.
 	Jobs int
-	// Speech bounds the chunks it transcribes at once: the machine's cores
-	// for the offline engine, so the engine never oversubscribes the CPU;
-	// the per-engine setting for hosted ones.
+	// CPU bounds ffmpeg and the offline engine: the machine's cores by
+	// default, so a worker never oversubscribes its CPU.
+	CPU int
+	// Speech bounds the chunks sent to a hosted engine at once.
 	Speech int
 	// SMS is for sends, which wait on the carrier.
 	SMS int
@@ -44,12 +45,22 @@ type Limits struct {
 	Events int
 }
 
+// LimitsOf returns the limits cfg sets.
+func LimitsOf(cfg config.Config) Limits {
+	return Limits{
+		Jobs: cfg.WorkerActivities, CPU: cfg.CPUConcurrency, Speech: cfg.SpeechConcurrency,
+		SMS: cfg.SMSActivities, Voice: cfg.VoiceActivities, Events: cfg.EventActivities,
+	}
+}
+
 // Workers are a process's workers, one per task queue.
 type Workers []sdkworker.Worker
 
-// New returns the workers of a process: media jobs on workflows.TaskQueue,
-// speech chunks on workflows.SpeechTaskQueue, webhook deliveries and
-// notifications on workflows.EventsTaskQueue, voice-agent conversations on
+// New returns the workers of a process: job workflows and their network and
+// database activities on workflows.TaskQueue, ffmpeg and the offline
+// engine on workflows.CPUTaskQueue, a hosted engine's chunks on
+// workflows.SpeechTaskQueue, webhook deliveries and notifications on
+// workflows.EventsTaskQueue, voice-agent conversations on
 // workflows.VoiceTaskQueue and, when a carrier is configured, messages on
 // workflows.SMSTaskQueue.
 func New(c client.Client, acts Activities, limits Limits) Workers {
@@ -66,6 +77,14 @@ func New(c client.Client, acts Activities, limits Limits) Workers {
 	registerEvents(jobs, acts)
 	events := sdkworker.New(c, workflows.EventsTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Events})
 	registerEvents(events, acts)
+	// A worker never shares slots between queues: the SDK holds a slot for
+	// the whole of each long poll, so pollers of an idle queue would hold
+	// the slots another queue's tasks wait for.
+	cpu := sdkworker.New(c, workflows.CPUTaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: limits.CPU,
+		DisableWorkflowWorker:              true,
+	})
+	registerActivities(cpu, cpuActivities(acts))
 	speech := sdkworker.New(c, workflows.SpeechTaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: limits.Speech,
 		DisableWorkflowWorker:              true,
@@ -73,7 +92,7 @@ func New(c client.Client, acts Activities, limits Limits) Workers {
 	speech.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
 	voice := sdkworker.New(c, workflows.VoiceTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Voice})
 	registerVoice(voice, acts.Voice)
-	ws := Workers{jobs, speech, events, voice}
+	ws := Workers{jobs, cpu, speech, events, voice}
 	if acts.SMS != nil {
 		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{
 			// A batch's sends run as local activities (workflows.smsLocalSend):
@@ -160,29 +179,41 @@ func Register(r Registry, acts Activities) {
 	registerVoice(r, acts.Voice)
 }
 
+// registerJobs adds the job workflows and their activities. The CPU-bound
+// ones run on CPUTaskQueue; they are served here too, for runs that
+// scheduled them here before it existed, as is the whole-file
+// Speech.Transcribe of runs from before split transcription.
 func registerJobs(r Registry, acts Activities) {
 	registerJobWorkflows(r)
 	registerActivities(r, map[string]any{
-		workflows.ActStartJob:        acts.Jobs.Start,
-		workflows.ActSetStatus:       acts.Jobs.SetStatus,
-		workflows.ActCharge:          acts.Jobs.Charge,
-		workflows.ActReprice:         acts.Jobs.Reprice,
-		workflows.ActFinish:          acts.Jobs.Finish,
-		workflows.ActNotify:          acts.Jobs.Notify,
-		workflows.ActDownload:        acts.Media.Download,
+		workflows.ActStartJob:     acts.Jobs.Start,
+		workflows.ActSetStatus:    acts.Jobs.SetStatus,
+		workflows.ActCharge:       acts.Jobs.Charge,
+		workflows.ActReprice:      acts.Jobs.Reprice,
+		workflows.ActFinish:       acts.Jobs.Finish,
+		workflows.ActNotify:       acts.Jobs.Notify,
+		workflows.ActDownload:     acts.Media.Download,
+		workflows.ActTranscribe:   acts.Speech.Transcribe,
+		workflows.ActSplitAudio:   acts.Speech.SplitAudio,
+		workflows.ActMergeChunks:  acts.Speech.MergeChunks,
+		workflows.ActBuildSRT:     acts.Subtitles.BuildSRT,
+		workflows.ActPublishBurn:  acts.Subtitles.Publish,
+		workflows.ActReburnFailed: acts.Subtitles.ReburnFailed,
+		workflows.ActEmitEvent:    acts.Events.Emit,
+		workflows.ActEmitJobEvent: acts.Events.EmitJob,
+	})
+	registerActivities(r, cpuActivities(acts))
+}
+
+// cpuActivities are the CPU-bound activities: ffmpeg and the offline
+// engine's chunks.
+func cpuActivities(acts Activities) map[string]any {
+	return map[string]any{
 		workflows.ActPrepareAudio:    acts.Media.PrepareAudio,
 		workflows.ActCleanAudio:      acts.Media.CleanAudio,
-		workflows.ActTranscribe:      acts.Speech.Transcribe,
-		workflows.ActSplitAudio:      acts.Speech.SplitAudio,
 		workflows.ActTranscribeChunk: acts.Speech.TranscribeChunk,
-		workflows.ActMergeChunks:     acts.Speech.MergeChunks,
-		workflows.ActBuildSRT:        acts.Subtitles.BuildSRT,
 		workflows.ActBurn:            acts.Subtitles.Burn,
-		workflows.ActPublishBurn:     acts.Subtitles.Publish,
-		workflows.ActReburnFailed:    acts.Subtitles.ReburnFailed,
-		workflows.ActEmitEvent:       acts.Events.Emit,
-		workflows.ActEmitJobEvent:    acts.Events.EmitJob,
-	})
+	}
 }
 
 // registerEvents adds the delivery and notification workflows and the

@@ -6,14 +6,23 @@ package workflows
 
 import "fmt"
 
-// TaskQueue is where every job workflow and activity runs, but for the
-// speech engine's chunks.
+// TaskQueue is where every job workflow runs, and the activities that wait
+// on the network or the database (downloads, merges, bookkeeping).
 const TaskQueue = "parley-jobs"
 
-// SpeechTaskQueue is where the chunks of a transcription run: every worker
-// polls it with its own bound (the machine's cores for the offline engine),
-// so a chunk goes to whichever worker has a free slot and adding a worker
-// adds throughput.
+// CPUTaskQueue is where the CPU-bound activities run: ffmpeg (audio
+// extraction, noise reduction, burning) and the offline engine's chunks.
+// Every worker polls it with as many slots as the machine has cores
+// (config.CPUConcurrency) and holds each ffmpeg run to its share of them
+// (config.FFmpegThreads), so a worker never oversubscribes its CPU, and a
+// task goes to whichever worker has a free slot: adding a worker adds
+// throughput.
+const CPUTaskQueue = "parley-cpu"
+
+// SpeechTaskQueue is where the chunks of a hosted engine run: they wait on
+// the provider, not the CPU, so every worker polls it with the per-engine
+// bound (config.SpeechConcurrency). Chunks of the offline engine ran here
+// too before CPUTaskQueue existed (SplitResult.TaskQueue).
 const SpeechTaskQueue = "parley-speech"
 
 // EventsTaskQueue is where webhook deliveries and owner notifications run.

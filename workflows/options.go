@@ -40,6 +40,14 @@ func mediaWork(ctx workflow.Context, startToClose time.Duration) workflow.Contex
 	})
 }
 
+// cpuWork is mediaWork on CPUTaskQueue, for ffmpeg and the offline engine:
+// a worker runs at most one such activity per core.
+func cpuWork(ctx workflow.Context, startToClose time.Duration) workflow.Context {
+	o := workflow.GetActivityOptions(mediaWork(ctx, startToClose))
+	o.TaskQueue = CPUTaskQueue
+	return workflow.WithActivityOptions(ctx, o)
+}
+
 // summarized gives the activities scheduled on ctx a one-line summary the
 // Temporal UI shows beside them (what an operator reads first).
 func summarized(ctx workflow.Context, summary string) workflow.Context {

@@ -34,7 +34,7 @@ func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {
 	var cleaned AudioResult
 	if in.VoiceCleanup {
 		clean := CleanAudioInput{JobID: in.JobID, SourceKey: in.MediaKey}
-		actx := summarized(mediaWork(ctx, 30*time.Minute), "Reduce background noise")
+		actx := summarized(cpuWork(ctx, 30*time.Minute), "Reduce background noise")
 		if err := workflow.ExecuteActivity(actx, ActCleanAudio, clean).Get(ctx, &cleaned); err != nil {
 			return withFallback(err, problem.CleanupFailed)
 		}
@@ -88,7 +88,7 @@ func setStatus(ctx workflow.Context, jobID int64, from, to string) error {
 
 func runBurn(ctx workflow.Context, in BurnInput) (BurnResult, error) {
 	var out BurnResult
-	actx := summarized(mediaWork(ctx, 2*time.Hour), fmt.Sprintf("Burn captions, run %d", in.Run))
+	actx := summarized(cpuWork(ctx, 2*time.Hour), fmt.Sprintf("Burn captions, run %d", in.Run))
 	if err := workflow.ExecuteActivity(actx, ActBurn, in).Get(ctx, &out); err != nil {
 		return out, withFallback(err, problem.BurnFailed)
 	}

@@ -70,7 +70,7 @@ func finish(ctx workflow.Context, jobID int64) error {
 func prepareAudio(ctx workflow.Context, jobID int64, source string) (AudioResult, error) {
 	var audio AudioResult
 	in := PrepareAudioInput{JobID: jobID, SourceKey: source}
-	actx := summarized(mediaWork(ctx, 30*time.Minute), "Extract the audio track")
+	actx := summarized(cpuWork(ctx, 30*time.Minute), "Extract the audio track")
 	if err := workflow.ExecuteActivity(actx, ActPrepareAudio, in).Get(ctx, &audio); err != nil {
 		return audio, withFallback(err, problem.MediaUnreadable)
 	}
@@ -86,8 +86,8 @@ func prepareAudio(ctx workflow.Context, jobID int64, source string) (AudioResult
 
 // transcribe runs the speech engine over the prepared audio. From version 1
 // of "split-transcription" on, long audio is cut at its pauses and the
-// chunks are transcribed at once on the speech queue, on every worker that
-// polls it, then merged into the job's transcript.
+// chunks are transcribed at once on the queue the plan names, on every
+// worker that polls it, then merged into the job's transcript.
 func transcribe(ctx workflow.Context, jobID int64, audio AudioResult) error {
 	if workflow.GetVersion(ctx, "split-transcription", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return transcribeWhole(ctx, jobID, audio)
@@ -154,11 +154,14 @@ func transcribeChunks(ctx workflow.Context, jobID int64, plan SplitResult) ([]Ch
 }
 
 // speechWork is for the i-th chunk of plan, in language ("" to detect it),
-// on the speech queue. A chunk is at most the whole audio (when it is not
-// split), so it gets the time the whole audio had.
+// on the queue the plan names. A chunk is at most the whole audio (when it
+// is not split), so it gets the time the whole audio had.
 func speechWork(ctx workflow.Context, plan SplitResult, i int, language string) workflow.Context {
 	o := workflow.GetActivityOptions(mediaWork(ctx, 3*time.Hour))
-	o.TaskQueue = SpeechTaskQueue
+	o.TaskQueue = plan.TaskQueue
+	if o.TaskQueue == "" {
+		o.TaskQueue = SpeechTaskQueue
+	}
 	o.Summary = transcribeSummary(plan, i, language)
 	return workflow.WithActivityOptions(ctx, o)
 }

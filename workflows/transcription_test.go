@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -48,14 +50,21 @@ type harness struct {
 	plan workflows.SplitResult
 	// detected is the language the engine finds when none is pinned.
 	detected string
+	// queues are the task queues each activity was scheduled on.
+	queues map[string][]string
 }
 
 func newHarness(t *testing.T, fail script) *harness {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	h := &harness{env: env, fail: fail, count: map[string]int{}, detected: "en",
+	h := &harness{env: env, fail: fail, count: map[string]int{}, detected: "en", queues: map[string][]string{},
 		plan: workflows.SplitResult{Chunks: []workflows.Chunk{wholeChunk()}, Language: "en"}}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.queues[info.ActivityType.Name] = append(h.queues[info.ActivityType.Name], info.TaskQueue)
+	})
 
 	// The real registrations: a mock whose signature differs from the
 	// activity the worker runs fails the test.
@@ -448,6 +457,42 @@ func TestTranscriptionWorkflowSplit(t *testing.T) {
 				got = slices.CompactFunc(got, func(a, b call) bool { return a.Name == workflows.ActTranscribeChunk && reflect.DeepEqual(a, b) })
 			}
 			require.Equal(t, tt.wantCalls, got)
+		})
+	}
+}
+
+// ffmpeg and the offline engine run on the CPU queue; a hosted engine's
+// chunks, and those of plans recorded before plans named a queue, on the
+// speech queue; everything else on the job's own queue.
+func TestTaskQueues(t *testing.T) {
+	c := chunks()
+	for _, tt := range []struct {
+		name, planQueue, chunkQueue string
+	}{
+		{"offline engine", workflows.CPUTaskQueue, workflows.CPUTaskQueue},
+		{"hosted engine", workflows.SpeechTaskQueue, workflows.SpeechTaskQueue},
+		{"plan recorded before it named a queue", "", workflows.SpeechTaskQueue},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.plan = workflows.SplitResult{Chunks: c, Language: "en", TaskQueue: tt.planQueue}
+			require.NoError(t, h.run(t, workflows.SubtitlesWorkflowName, workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey}))
+			own := h.queues[workflows.ActStartJob][0] // the workflow's own queue
+			require.NotContains(t, []string{workflows.CPUTaskQueue, workflows.SpeechTaskQueue}, own)
+			for name, queues := range h.queues {
+				want := own
+				switch name {
+				case workflows.ActPrepareAudio, workflows.ActCleanAudio, workflows.ActBurn:
+					want = workflows.CPUTaskQueue
+				case workflows.ActTranscribeChunk:
+					want = tt.chunkQueue
+				}
+				for _, q := range queues {
+					require.Equal(t, want, q, name)
+				}
+			}
+			require.Len(t, h.queues[workflows.ActTranscribeChunk], len(c))
+			require.Len(t, h.queues[workflows.ActBurn], 1)
 		})
 	}
 }

@@ -96,6 +96,10 @@ type SplitResult struct {
 	// Engine names the speech engine the workers run, for the summaries
 	// operators read; empty in runs recorded before it was added.
 	Engine string
+	// TaskQueue is where the chunks run: CPUTaskQueue for the offline
+	// engine, SpeechTaskQueue for a hosted one; empty (SpeechTaskQueue) in
+	// runs recorded before it was added.
+	TaskQueue string
 }
 
 // TranscribeChunkInput asks the engine for the transcript of one chunk.

@@ -125,6 +125,7 @@ func (s *services) close() {
 // activities builds the worker's activity structs from the services.
 func (s *services) activities() (worker.Activities, error) {
 	tool := media.NewTool()
+	tool.Threads = s.cfg.FFmpegThreads()
 	guard := netguard.Guard{AllowPrefixes: s.cfg.URLAllowPrefixes, MaxBytes: s.cfg.MaxUploadSize}
 	notifier, err := newNotifier(s.cfg, s.db, s.catalog, guard)
 	if err != nil {
@@ -189,10 +190,7 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	w := worker.New(s.temporal, acts, worker.Limits{
-		Jobs: s.cfg.WorkerActivities, Speech: s.cfg.SpeechConcurrency, SMS: s.cfg.SMSActivities, Voice: s.cfg.VoiceActivities,
-		Events: s.cfg.EventActivities,
-	})
+	w := worker.New(s.temporal, acts, worker.LimitsOf(s.cfg))
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
@@ -207,7 +205,7 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 		return nil, err
 	}
 	s.log.WithFields(logrus.Fields{
-		"workers": len(w), "speech_concurrency": s.cfg.SpeechConcurrency, "sms": acts.SMS != nil, "voice": s.cfg.VoiceConfigured(),
+		"workers": len(w), "cpu_concurrency": s.cfg.CPUConcurrency, "speech_concurrency": s.cfg.SpeechConcurrency, "sms": acts.SMS != nil, "voice": s.cfg.VoiceConfigured(),
 	}).Info("worker started")
 	return stop, nil
 }
