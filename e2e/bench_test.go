@@ -500,19 +500,13 @@ func (c chunkPhase) estimate(cores int) time.Duration {
 // measureChunks reads from the job's history how long its chunk phase took
 // (first chunk scheduled to last completed) and each chunk's run time.
 func measureChunks(b *testing.B, p *platform, jobID int64) chunkPhase {
-	ctx := context.Background()
-	iter := p.temporal.GetWorkflowHistory(ctx, workflows.TranscriptionWorkflowID(jobID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	chunks := map[int64]bool{}
 	started := map[int64]time.Time{}
 	runs := map[int64]time.Duration{} // by scheduled event
 	var scheduled []int64
 	var first, lastDone time.Time
 	var c chunkPhase
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		if err != nil {
-			b.Fatal(err)
-		}
+	for _, ev := range historyOf(b, p.temporal, workflows.TranscriptionWorkflowID(jobID)) {
 		at := ev.EventTime.AsTime()
 		switch {
 		case ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == workflows.ActTranscribeChunk:

@@ -3,12 +3,10 @@
 package e2e
 
 import (
-	"context"
 	"sort"
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"parley/billing"
@@ -26,16 +24,9 @@ type activityRun struct {
 // and when their last attempt started and closed.
 func activityRuns(t testing.TB, c client.Client, workflowID string) []*activityRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	bySchedule := map[int64]*activityRun{}
 	var runs []*activityRun
-	iter := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range historyOf(t, c, workflowID) {
 		at := ev.EventTime.AsTime()
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
 			r := &activityRun{Workflow: workflowID, Type: a.ActivityType.GetName(), TaskQueue: a.TaskQueue.GetName(), Scheduled: at}

@@ -56,17 +56,38 @@ func recordHistories(t testing.TB, c client.Client, dir string) {
 	}
 }
 
-func writeHistory(ctx context.Context, c client.Client, workflowID, runID, path string) error {
-	hist := &historypb.History{}
+// readHistory returns every event of a workflow run ("" for the latest).
+func readHistory(ctx context.Context, c client.Client, workflowID, runID string) ([]*historypb.HistoryEvent, error) {
+	var events []*historypb.HistoryEvent
 	iter := c.GetWorkflowHistory(ctx, workflowID, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		hist.Events = append(hist.Events, ev)
+		events = append(events, ev)
 	}
-	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	return events, nil
+}
+
+// historyOf returns every event of a workflow's latest run.
+func historyOf(t testing.TB, c client.Client, workflowID string) []*historypb.HistoryEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	events, err := readHistory(ctx, c, workflowID, "")
+	if err != nil {
+		t.Fatalf("history of %s: %v", workflowID, err)
+	}
+	return events
+}
+
+func writeHistory(ctx context.Context, c client.Client, workflowID, runID, path string) error {
+	events, err := readHistory(ctx, c, workflowID, runID)
+	if err != nil {
+		return err
+	}
+	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
 	if err != nil {
 		return err
 	}

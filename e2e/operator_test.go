@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
@@ -117,12 +116,7 @@ func TestOperatorReadsActivitySummaries(t *testing.T) {
 func activitySummaries(t *testing.T, p *platform, workflowID string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	it := p.temporal.GetWorkflowHistory(context.Background(), workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range historyOf(t, p.temporal, workflowID) {
 		a := e.GetActivityTaskScheduledEventAttributes()
 		if a == nil {
 			continue

@@ -112,16 +112,9 @@ type chunkRun struct {
 // chunkRuns reads the chunks a workflow scheduled and who completed them.
 func chunkRuns(t testing.TB, c client.Client, workflowID string) []*chunkRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	bySchedule := map[int64]*chunkRun{}
 	var runs []*chunkRun
-	iter := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range historyOf(t, c, workflowID) {
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.ActivityType.GetName() == workflows.ActTranscribeChunk {
 			r := &chunkRun{}
 			if err := converter.GetDefaultDataConverter().FromPayloads(a.Input, &r.In); err != nil {
