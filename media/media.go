@@ -58,12 +58,13 @@ func ffmpegArgs(args ...string) []string {
 }
 
 // ffmpegRun runs ffmpeg with args, whose last is the output, held to
-// t.Threads: the filter graphs, the decoder of each input (-threads before
-// its -i) and the encoders of the output (-threads before it).
+// t.Threads: the filter graph (-filter_threads), the decoder of each input
+// (-threads before its -i) and the encoders of the output (-threads before
+// it).
 func (t Tool) ffmpegRun(ctx context.Context, args []string, stdout io.Writer) error {
 	if t.Threads > 0 {
 		n := strconv.Itoa(t.Threads)
-		bounded := []string{"-filter_threads", n, "-filter_complex_threads", n}
+		bounded := []string{"-filter_threads", n}
 		for i, a := range args {
 			if a == "-i" || i == len(args)-1 {
 				bounded = append(bounded, "-threads", n)

@@ -143,7 +143,7 @@ func TestThreadsBoundEveryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(strings.Fields(string(b)), " ")
-	want := "-nostdin -hide_banner -y -v error -filter_threads 3 -filter_complex_threads 3 " +
+	want := "-nostdin -hide_banner -y -v error -filter_threads 3 " +
 		"-threads 3 -i in.mp4 -map 0:a:0 -vn -ac 1 -ar 16000 -c:a pcm_s16le -f wav -threads 3 out.wav"
 	if got != want {
 		t.Errorf("ffmpeg ran with\n%s\nwant\n%s", got, want)
