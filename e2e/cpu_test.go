@@ -16,8 +16,8 @@ import (
 
 // activityRun is one activity attempt as a workflow's history tells it.
 type activityRun struct {
-	Workflow, Type, TaskQueue, Identity string
-	Scheduled, Started, Closed          time.Time
+	Workflow, Type, TaskQueue  string
+	Scheduled, Started, Closed time.Time
 }
 
 // activityRuns reads the activities a workflow scheduled, on which queue,
@@ -34,7 +34,7 @@ func activityRuns(t testing.TB, c client.Client, workflowID string) []*activityR
 			runs = append(runs, r)
 		}
 		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
-			bySchedule[a.ScheduledEventId].Started, bySchedule[a.ScheduledEventId].Identity = at, a.Identity
+			bySchedule[a.ScheduledEventId].Started = at
 		}
 		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil {
 			bySchedule[a.ScheduledEventId].Closed = at
