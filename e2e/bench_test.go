@@ -500,37 +500,28 @@ func (c chunkPhase) estimate(cores int) time.Duration {
 // measureChunks reads from the job's history how long its chunk phase took
 // (first chunk scheduled to last completed) and each chunk's run time.
 func measureChunks(b *testing.B, p *platform, jobID int64) chunkPhase {
-	chunks := map[int64]bool{}
-	started := map[int64]time.Time{}
-	runs := map[int64]time.Duration{} // by scheduled event
-	var scheduled []int64
 	var first, lastDone time.Time
 	var c chunkPhase
-	for _, ev := range historyOf(b, p.temporal, workflows.TranscriptionWorkflowID(jobID)) {
-		at := ev.EventTime.AsTime()
-		switch {
-		case ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == workflows.ActTranscribeChunk:
-			chunks[ev.EventId] = true
-			scheduled = append(scheduled, ev.EventId)
-			if first.IsZero() {
-				first = at
-			}
-		case chunks[ev.GetActivityTaskStartedEventAttributes().GetScheduledEventId()]:
-			started[ev.EventId] = at
-		case chunks[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]:
-			done := ev.GetActivityTaskCompletedEventAttributes()
-			run := at.Sub(started[done.StartedEventId])
-			runs[done.ScheduledEventId] = run
+	for _, r := range activityRuns(b, p.temporal, workflows.TranscriptionWorkflowID(jobID)) {
+		if r.Type != workflows.ActTranscribeChunk {
+			continue
+		}
+		if first.IsZero() {
+			first = r.Scheduled
+		}
+		var run time.Duration
+		if !r.Closed.IsZero() {
+			run = r.Closed.Sub(r.Started)
 			c.engine += run
 			c.longest = max(c.longest, run)
 			c.chunks++
-			lastDone = at
+			if r.Closed.After(lastDone) {
+				lastDone = r.Closed
+			}
 		}
+		c.runs = append(c.runs, run)
 	}
 	c.phase = lastDone.Sub(first)
-	for _, id := range scheduled {
-		c.runs = append(c.runs, runs[id])
-	}
 	return c
 }
 

@@ -7,41 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	"parley/billing"
 	"parley/testenv"
 	"parley/workflows"
 )
-
-// activityRun is one activity attempt as a workflow's history tells it.
-type activityRun struct {
-	Workflow, Type, TaskQueue  string
-	Scheduled, Started, Closed time.Time
-}
-
-// activityRuns reads the activities a workflow scheduled, on which queue,
-// and when their last attempt started and closed.
-func activityRuns(t testing.TB, c client.Client, workflowID string) []*activityRun {
-	t.Helper()
-	bySchedule := map[int64]*activityRun{}
-	var runs []*activityRun
-	for _, ev := range historyOf(t, c, workflowID) {
-		at := ev.EventTime.AsTime()
-		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
-			r := &activityRun{Workflow: workflowID, Type: a.ActivityType.GetName(), TaskQueue: a.TaskQueue.GetName(), Scheduled: at}
-			bySchedule[ev.EventId] = r
-			runs = append(runs, r)
-		}
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
-			bySchedule[a.ScheduledEventId].Started = at
-		}
-		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil {
-			bySchedule[a.ScheduledEventId].Closed = at
-		}
-	}
-	return runs
-}
 
 // A worker runs at most PARLEY_CPU_CONCURRENCY CPU-bound activities at
 // once, whichever jobs they belong to: with one slot, a subtitle job's

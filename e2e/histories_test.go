@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
@@ -80,6 +81,38 @@ func historyOf(t testing.TB, c client.Client, workflowID string) []*historypb.Hi
 		t.Fatalf("history of %s: %v", workflowID, err)
 	}
 	return events
+}
+
+// activityRun is one activity as a workflow's history tells it: its last
+// attempt's start, its completion (zero when it never completed), and the
+// worker that started that attempt.
+type activityRun struct {
+	Workflow, Type, TaskQueue  string
+	Input                      *commonpb.Payloads
+	Identity                   string
+	Scheduled, Started, Closed time.Time
+}
+
+// activityRuns reads the activities a workflow scheduled, in that order.
+func activityRuns(t testing.TB, c client.Client, workflowID string) []*activityRun {
+	t.Helper()
+	bySchedule := map[int64]*activityRun{}
+	var runs []*activityRun
+	for _, ev := range historyOf(t, c, workflowID) {
+		at := ev.EventTime.AsTime()
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			r := &activityRun{Workflow: workflowID, Type: a.ActivityType.GetName(), TaskQueue: a.TaskQueue.GetName(), Input: a.Input, Scheduled: at}
+			bySchedule[ev.EventId] = r
+			runs = append(runs, r)
+		}
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+			bySchedule[a.ScheduledEventId].Started, bySchedule[a.ScheduledEventId].Identity = at, a.Identity
+		}
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil {
+			bySchedule[a.ScheduledEventId].Closed = at
+		}
+	}
+	return runs
 }
 
 func writeHistory(ctx context.Context, c client.Client, workflowID, runID, path string) error {

@@ -112,23 +112,16 @@ type chunkRun struct {
 // chunkRuns reads the chunks a workflow scheduled and who completed them.
 func chunkRuns(t testing.TB, c client.Client, workflowID string) []*chunkRun {
 	t.Helper()
-	bySchedule := map[int64]*chunkRun{}
 	var runs []*chunkRun
-	for _, ev := range historyOf(t, c, workflowID) {
-		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.ActivityType.GetName() == workflows.ActTranscribeChunk {
-			r := &chunkRun{}
-			if err := converter.GetDefaultDataConverter().FromPayloads(a.Input, &r.In); err != nil {
-				t.Fatal(err)
-			}
-			bySchedule[ev.EventId] = r
-			runs = append(runs, r)
+	for _, a := range activityRuns(t, c, workflowID) {
+		if a.Type != workflows.ActTranscribeChunk {
+			continue
 		}
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && bySchedule[a.ScheduledEventId] != nil {
-			bySchedule[a.ScheduledEventId].Identity = a.Identity
+		r := &chunkRun{Completed: !a.Closed.IsZero(), Identity: a.Identity}
+		if err := converter.GetDefaultDataConverter().FromPayloads(a.Input, &r.In); err != nil {
+			t.Fatal(err)
 		}
-		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && bySchedule[a.ScheduledEventId] != nil {
-			bySchedule[a.ScheduledEventId].Completed = true
-		}
+		runs = append(runs, r)
 	}
 	return runs
 }
