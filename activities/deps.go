@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"parley/i18n"
-	"parley/media"
+	"parley/platform/i18n"
+	"parley/provider/media"
 )
 
 // ObjectStore is the part of the media store activities use.

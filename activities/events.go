@@ -11,13 +11,13 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
-	"parley/events"
-	"parley/jobdef"
-	"parley/jobview"
-	"parley/netguard"
-	"parley/notify"
+	"parley/platform/netguard"
+	"parley/provider/stdwebhook"
+	"parley/rules/jobspec"
+	"parley/rules/webhookevent"
+	"parley/service/jobs"
+	"parley/service/notify"
 	"parley/storage"
-	"parley/webhook"
 	"parley/workflows"
 )
 
@@ -44,11 +44,11 @@ type Events struct {
 // endpoint, and its history does not change with the number of endpoints.
 // Callers are activities, retried until Emit succeeds; every step is idempotent.
 func (a *Events) Emit(ctx context.Context, in workflows.EmitInput) error {
-	if !events.Known(in.Type) {
+	if !webhookevent.Known(in.Type) {
 		return fmt.Errorf("emit: unknown event type %q", in.Type)
 	}
 	e, err := storage.Events{DB: a.DB}.Record(ctx, in.AccountID, in.Type, in.Subject, func(id int64, at time.Time) (json.RawMessage, error) {
-		return events.Build(id, in.Type, at, json.RawMessage(in.Data))
+		return webhookevent.Build(id, in.Type, at, json.RawMessage(in.Data))
 	})
 	if err != nil {
 		return err
@@ -59,7 +59,7 @@ func (a *Events) Emit(ctx context.Context, in workflows.EmitInput) error {
 	}
 	for _, d := range deliveries {
 		in := workflows.WebhookInput{DeliveryID: d.ID, EventID: e.ID, EndpointID: d.EndpointID, Retries: a.Retries}
-		summary := fmt.Sprintf("%s %s to endpoint %d", e.Type, events.PublicID(e.ID), d.EndpointID)
+		summary := fmt.Sprintf("%s %s to endpoint %d", e.Type, webhookevent.PublicID(e.ID), d.EndpointID)
 		if err := workflows.StartWebhookDelivery(ctx, a.Temporal, e.AccountID, summary, in, false); err != nil {
 			return err
 		}
@@ -81,9 +81,9 @@ func (a *Events) EmitJob(ctx context.Context, in workflows.EmitJobInput) error {
 }
 
 func (a *Events) jobData(job storage.Job) ([]byte, error) {
-	var view any = jobview.NewTranscription(job, true)
-	if job.Kind == jobdef.Subtitles {
-		view = jobview.NewSubtitles(job, a.VideoURL)
+	var view any = jobs.NewTranscription(job, true)
+	if job.Kind == jobspec.Subtitles {
+		view = jobs.NewSubtitles(job, a.VideoURL)
 	}
 	data, err := json.Marshal(view)
 	if err != nil {
@@ -95,7 +95,7 @@ func (a *Events) jobData(job storage.Job) ([]byte, error) {
 // jobFinished raises what a job's final state means: its event
 // (transcription.done, subtitles.failed, …) and the owner's notifications.
 func (a *Events) jobFinished(ctx context.Context, job storage.Job, notifications string) error {
-	if job.Status != jobdef.Done && job.Status != jobdef.Failed {
+	if job.Status != jobspec.Done && job.Status != jobspec.Failed {
 		return fmt.Errorf("job %d is %s, not final", job.ID, job.Status)
 	}
 	emit := workflows.EmitJobInput{JobID: job.ID, Type: job.Kind + "." + job.Status, Subject: strconv.FormatInt(job.ID, 10)}
@@ -122,15 +122,15 @@ func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhook
 	if ep.DeletedAt != nil {
 		return workflows.DeliverWebhookResult{Abandoned: true}, hooks.SetDeliveryStatus(ctx, d.ID, storage.DeliveryFailed)
 	}
-	var res webhook.Attempt
+	var res stdwebhook.Attempt
 	if err := a.Guard.CheckEndpoint(ctx, ep.URL); err != nil {
 		res.Err = netguard.ClientMessage(err)
 	} else {
-		h, err := webhook.Headers(ep.Secret, events.PublicID(d.EventID), time.Now(), d.Event.Payload)
+		h, err := stdwebhook.Headers(ep.Secret, webhookevent.PublicID(d.EventID), time.Now(), d.Event.Payload)
 		if err != nil {
 			return workflows.DeliverWebhookResult{}, err
 		}
-		res = webhook.Deliver(ctx, a.HTTP, ep.URL, h, d.Event.Payload)
+		res = stdwebhook.Deliver(ctx, a.HTTP, ep.URL, h, d.Event.Payload)
 	}
 	status := storage.DeliveryPending
 	switch {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/i18n"
-	"parley/jobdef"
-	"parley/problem"
+	"parley/platform/i18n"
+	"parley/platform/problem"
+	"parley/rules/jobspec"
 	"parley/storage"
 	"parley/workflows"
 )
@@ -31,12 +31,12 @@ func (a *Jobs) Start(ctx context.Context, in workflows.JobInput) error {
 		return err
 	}
 	switch job.Status {
-	case jobdef.Queued:
-		_, err = jobs.Advance(ctx, in.JobID, []string{jobdef.Queued}, jobdef.Processing)
+	case jobspec.Queued:
+		_, err = jobs.Advance(ctx, in.JobID, []string{jobspec.Queued}, jobspec.Processing)
 		return err
-	case jobdef.Failed:
+	case jobspec.Failed:
 		return jobs.Reopen(ctx, in.JobID)
-	case jobdef.Done:
+	case jobspec.Done:
 		return refuse(a.Catalog, problem.Conflict, nil, fmt.Errorf("job %d is already done", in.JobID))
 	}
 	return nil // already past queued: a retried attempt
@@ -58,7 +58,7 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 	}
 	var ms []storage.Movement
 	for _, name := range in.Stages {
-		stage, ok := jobdef.StageNamed(name)
+		stage, ok := jobspec.StageNamed(name)
 		if !ok {
 			return refuse(a.Catalog, problem.Internal, nil, fmt.Errorf("unknown stage %q", name))
 		}
@@ -97,8 +97,8 @@ func (a *Jobs) Reprice(ctx context.Context, in workflows.RepriceInput) error {
 // reprice prices job's stages for seconds of media, reserves the total and
 // stores the duration and costs on the job.
 func reprice(ctx context.Context, db *bun.DB, catalog *i18n.Catalog, job *storage.Job, seconds float64) error {
-	stages := jobdef.Stages(job.Kind, job.UseVoiceCleanup)
-	if err := jobdef.Price(&job.Costs, stages, seconds, storage.Prices{DB: db}.PerMinute(ctx)); err != nil {
+	stages := jobspec.Stages(job.Kind, job.UseVoiceCleanup)
+	if err := jobspec.Price(&job.Costs, stages, seconds, storage.Prices{DB: db}.PerMinute(ctx)); err != nil {
 		return err
 	}
 	err := storage.Admissions{DB: db}.Reserve(ctx, job.Kind, job.ID, job.Costs.Total())
@@ -115,9 +115,9 @@ func reprice(ctx context.Context, db *bun.DB, catalog *i18n.Catalog, job *storag
 
 // Finish ends a job as done (no code) or failed, and frees its admission.
 func (a *Jobs) Finish(ctx context.Context, in workflows.FinishInput) error {
-	status, message := jobdef.Done, ""
+	status, message := jobspec.Done, ""
 	if in.Code != "" {
-		status, message = jobdef.Failed, in.Message
+		status, message = jobspec.Failed, in.Message
 		if message == "" {
 			message = a.Catalog.English(in.Code, nil)
 		}

@@ -10,12 +10,12 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/temporal"
 
-	"parley/billing"
-	"parley/i18n"
-	"parley/jobdef"
-	"parley/problem"
+	"parley/devstack/testenv"
+	"parley/platform/i18n"
+	"parley/platform/problem"
+	"parley/rules/billing"
+	"parley/rules/jobspec"
 	"parley/storage"
-	"parley/testenv"
 	"parley/workflows"
 )
 
@@ -33,8 +33,8 @@ func jobsActivities(t *testing.T) (*Jobs, *bun.DB) {
 func admitted(t *testing.T, db *bun.DB, balance billing.Micros, costs [3]billing.Micros) storage.Job {
 	t.Helper()
 	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: balance})
-	j := storage.Job{AccountID: acc.ID, Kind: jobdef.Subtitles, Status: jobdef.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto",
-		Costs: jobdef.Costs{Transcription: costs[0], VoiceCleanup: costs[1], Burn: costs[2]}, EmailAfter: true}
+	j := storage.Job{AccountID: acc.ID, Kind: jobspec.Subtitles, Status: jobspec.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto",
+		Costs: jobspec.Costs{Transcription: costs[0], VoiceCleanup: costs[1], Burn: costs[2]}, EmailAfter: true}
 	if err := (storage.Admissions{DB: db}).Admit(context.Background(), &j, j.Costs.Total()); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func wantCode(t *testing.T, err error, code string) {
 func TestChargeIsAllOrNothingAndOnce(t *testing.T) {
 	a, db := jobsActivities(t)
 	ctx := context.Background()
-	all := []string{jobdef.StageTranscription.Name, jobdef.StageVoiceCleanup.Name, jobdef.StageBurn.Name}
+	all := []string{jobspec.StageTranscription.Name, jobspec.StageVoiceCleanup.Name, jobspec.StageBurn.Name}
 
 	j := admitted(t, db, 10_000, [3]billing.Micros{1000, 0, 2000})
 	for range 3 { // retries and replays
@@ -98,7 +98,7 @@ func TestStartAndFinish(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := reload(t, db, j.ID); got.Status != jobdef.Processing || got.StartedAt == nil {
+	if got := reload(t, db, j.ID); got.Status != jobspec.Processing || got.StartedAt == nil {
 		t.Fatalf("after Start: %s", got.Status)
 	}
 
@@ -109,7 +109,7 @@ func TestStartAndFinish(t *testing.T) {
 		}
 	}
 	got := reload(t, db, j.ID)
-	if got.Status != jobdef.Failed || *got.ErrorCode != problem.NoAudioStream || *got.ErrorMessage != "The media has no audio stream." {
+	if got.Status != jobspec.Failed || *got.ErrorCode != problem.NoAudioStream || *got.ErrorMessage != "The media has no audio stream." {
 		t.Fatalf("after Finish: %+v", got)
 	}
 	if inFlight, _, _ := (storage.Admissions{DB: db}).InFlight(ctx, j.AccountID); inFlight != 0 {
@@ -119,7 +119,7 @@ func TestStartAndFinish(t *testing.T) {
 	if err := a.Finish(ctx, workflows.FinishInput{JobID: j.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if reload(t, db, j.ID).Status != jobdef.Failed {
+	if reload(t, db, j.ID).Status != jobspec.Failed {
 		t.Fatal("a final status changed")
 	}
 
@@ -128,7 +128,7 @@ func TestStartAndFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = reload(t, db, j.ID)
-	if got.Status != jobdef.Processing || got.ErrorCode != nil {
+	if got.Status != jobspec.Processing || got.ErrorCode != nil {
 		t.Fatalf("reopened: %+v", got)
 	}
 	if inFlight, _, _ := (storage.Admissions{DB: db}).InFlight(ctx, j.AccountID); inFlight != 1 {

@@ -11,11 +11,11 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
-	"parley/i18n"
-	"parley/jobdef"
-	"parley/media"
-	"parley/netguard"
-	"parley/problem"
+	"parley/platform/i18n"
+	"parley/platform/netguard"
+	"parley/platform/problem"
+	"parley/provider/media"
+	"parley/rules/jobspec"
 	"parley/storage"
 	"parley/workflows"
 )
@@ -77,13 +77,13 @@ func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.
 		return workflows.DownloadResult{}, a.downloadError(err)
 	}
 	info, err := a.Tool.Probe(ctx, path)
-	if err := jobdef.Accept(job.Kind, info, err); err != nil {
+	if err := jobspec.Accept(job.Kind, info, err); err != nil {
 		return workflows.DownloadResult{}, a.refused(err)
 	}
 	if err := a.reserve(ctx, &job, info.DurationSec); err != nil {
 		return workflows.DownloadResult{}, err
 	}
-	key := jobdef.SourceKey(job.ID)
+	key := jobspec.SourceKey(job.ID)
 	if err := a.Objects.PutFile(ctx, key, path, "application/octet-stream"); err != nil {
 		return workflows.DownloadResult{}, err
 	}
@@ -149,7 +149,7 @@ func (a *Media) PrepareAudio(ctx context.Context, in workflows.PrepareAudioInput
 	if seconds <= 0 {
 		return workflows.AudioResult{}, refuse(a.Catalog, problem.NoAudioStream, nil, errors.New("the audio decodes to no samples"))
 	}
-	key := jobdef.AudioKey(in.JobID)
+	key := jobspec.AudioKey(in.JobID)
 	if err := a.Objects.PutFile(ctx, key, wav, "audio/wav"); err != nil {
 		return workflows.AudioResult{}, err
 	}
@@ -192,7 +192,7 @@ func (a *Media) CleanAudio(ctx context.Context, in workflows.CleanAudioInput) (w
 	if err := a.Cleaner.Clean(ctx, src, out); err != nil {
 		return workflows.AudioResult{}, err
 	}
-	key := jobdef.CleanedAudioKey(in.JobID)
+	key := jobspec.CleanedAudioKey(in.JobID)
 	if err := a.Objects.PutFile(ctx, key, out, "audio/wav"); err != nil {
 		return workflows.AudioResult{}, err
 	}

@@ -10,12 +10,12 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"parley/billing"
-	"parley/events"
-	"parley/messaging"
-	"parley/sms"
+	"parley/provider/twilio"
+	"parley/rules/billing"
+	"parley/rules/sms"
+	"parley/rules/webhookevent"
+	"parley/service/messaging"
 	"parley/storage"
-	"parley/twilio"
 	"parley/workflows"
 )
 
@@ -145,7 +145,7 @@ func (a *SMS) ConcludeBatch(ctx context.Context, in workflows.SMSBatchRef) error
 		return fmt.Errorf("encode sms batch %d: %w", b.ID, err)
 	}
 	return a.Events.Emit(ctx, workflows.EmitInput{
-		AccountID: b.AccountID, Type: events.SMSBatchCompleted, Subject: strconv.FormatInt(b.ID, 10), Data: data,
+		AccountID: b.AccountID, Type: webhookevent.SMSBatchCompleted, Subject: strconv.FormatInt(b.ID, 10), Data: data,
 	})
 }
 
@@ -162,7 +162,7 @@ func (a *SMS) Received(ctx context.Context, in workflows.SMSReceivedInput) error
 		return fmt.Errorf("encode sms message %d: %w", m.ID, err)
 	}
 	return a.Events.Emit(ctx, workflows.EmitInput{
-		AccountID: m.AccountID, Type: events.SMSMessageReceived, Subject: strconv.FormatInt(m.ID, 10), Data: data,
+		AccountID: m.AccountID, Type: webhookevent.SMSMessageReceived, Subject: strconv.FormatInt(m.ID, 10), Data: data,
 	})
 }
 

@@ -11,12 +11,12 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"parley/billing"
-	"parley/sms"
+	"parley/devstack/localcarrier"
+	"parley/devstack/testenv"
+	"parley/provider/twilio"
+	"parley/rules/billing"
+	"parley/rules/sms"
 	"parley/storage"
-	"parley/testenv"
-	"parley/twilio"
-	"parley/twilio/localcarrier"
 	"parley/workflows"
 )
 

@@ -12,14 +12,14 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/chunking"
-	"parley/i18n"
-	"parley/jobdef"
-	"parley/media"
-	"parley/problem"
-	"parley/speech"
+	"parley/platform/i18n"
+	"parley/platform/problem"
+	"parley/provider/media"
+	"parley/provider/speech"
+	"parley/rules/chunking"
+	"parley/rules/jobspec"
+	"parley/rules/transcript"
 	"parley/storage"
-	"parley/transcript"
 	"parley/workflows"
 )
 
@@ -125,7 +125,7 @@ func (a *Speech) SplitAudio(ctx context.Context, in workflows.SplitAudioInput) (
 		if err := media.CutWAV(wav, layout, s.Start, s.End, piece); err != nil {
 			return workflows.SplitResult{}, err
 		}
-		key := jobdef.ChunkAudioKey(in.JobID, i)
+		key := jobspec.ChunkAudioKey(in.JobID, i)
 		if err := a.Objects.PutFile(ctx, key, piece, "audio/wav"); err != nil {
 			return workflows.SplitResult{}, err
 		}
@@ -199,7 +199,7 @@ func (a *Speech) TranscribeChunk(ctx context.Context, in workflows.TranscribeChu
 	if err != nil {
 		return workflows.ChunkResult{}, err
 	}
-	key := jobdef.ChunkTranscriptKey(in.JobID, in.Chunk.Index)
+	key := jobspec.ChunkTranscriptKey(in.JobID, in.Chunk.Index)
 	if _, err := a.Objects.Put(ctx, key, bytes.NewReader(body), int64(len(body)), "application/json"); err != nil {
 		return workflows.ChunkResult{}, err
 	}

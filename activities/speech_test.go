@@ -3,7 +3,7 @@ package activities
 import (
 	"testing"
 
-	"parley/speech"
+	"parley/provider/speech"
 	"parley/workflows"
 )
 

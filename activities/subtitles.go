@@ -10,12 +10,12 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
-	"parley/i18n"
-	"parley/jobdef"
-	"parley/media"
-	"parley/problem"
+	"parley/platform/i18n"
+	"parley/platform/problem"
+	"parley/provider/media"
+	"parley/rules/jobspec"
+	"parley/rules/subtitles"
 	"parley/storage"
-	"parley/subtitles"
 	"parley/workflows"
 )
 
@@ -110,7 +110,7 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 	if source == "" { // a workflow started before inputs carried keys
 		source = orZero(job.MediaKey)
 		if job.UseVoiceCleanup {
-			cleaned = jobdef.CleanedAudioKey(job.ID)
+			cleaned = jobspec.CleanedAudioKey(job.ID)
 		}
 	}
 	if err := a.Objects.GetFile(ctx, source, burn.Video); err != nil {
@@ -130,7 +130,7 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 	if err := a.Tool.Burn(ctx, burn); err != nil {
 		return workflows.BurnResult{}, err
 	}
-	key := jobdef.OutputKey(job.ID, in.Run)
+	key := jobspec.OutputKey(job.ID, in.Run)
 	if err := a.Objects.PutFile(ctx, key, burn.Out, "video/mp4"); err != nil {
 		return workflows.BurnResult{}, err
 	}

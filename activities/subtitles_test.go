@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"parley/billing"
+	"parley/rules/billing"
+	"parley/rules/subtitles"
+	"parley/rules/transcript"
 	"parley/storage"
-	"parley/subtitles"
-	"parley/transcript"
 	"parley/workflows"
 )
 

@@ -11,13 +11,13 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
-	"parley/billing"
-	"parley/elevenlabs"
-	"parley/events"
-	"parley/i18n"
-	"parley/problem"
+	"parley/platform/i18n"
+	"parley/platform/problem"
+	"parley/provider/elevenlabs"
+	"parley/rules/billing"
+	"parley/rules/webhookevent"
+	"parley/service/voice"
 	"parley/storage"
-	"parley/voice"
 	"parley/workflows"
 )
 
@@ -236,7 +236,7 @@ func (a *Voice) Ready(ctx context.Context, in workflows.ConversationRef) error {
 		return fmt.Errorf("encode conversation %d: %w", c.ID, err)
 	}
 	return a.Events.Emit(ctx, workflows.EmitInput{
-		AccountID: c.AccountID, Type: events.ConversationReady, Subject: strconv.FormatInt(c.ID, 10), Data: payload,
+		AccountID: c.AccountID, Type: webhookevent.ConversationReady, Subject: strconv.FormatInt(c.ID, 10), Data: payload,
 	})
 }
 

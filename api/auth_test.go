@@ -11,9 +11,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/apikey"
+	"parley/devstack/testenv"
+	"parley/rules/apikey"
 	"parley/storage"
-	"parley/testenv"
 )
 
 func TestAuthMatrix(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/elevenlabs"
-	"parley/voice"
+	"parley/provider/elevenlabs"
+	"parley/service/voice"
 )
 
 type conversationsJSON struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 
-	"parley/problem"
+	"parley/platform/problem"
 	"parley/storage"
 )
 

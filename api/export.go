@@ -5,10 +5,10 @@ import (
 	"path"
 	"strings"
 
-	"parley/jobview"
+	"parley/rules/subtitles"
+	"parley/rules/transcript"
+	"parley/service/jobs"
 	"parley/storage"
-	"parley/subtitles"
-	"parley/transcript"
 )
 
 type exporter struct {
@@ -32,7 +32,7 @@ var exporters = map[string]exporter{
 	}},
 	"json": {"application/json; charset=utf-8", func(j storage.Job) ([]byte, error) {
 		return json.MarshalIndent(exportJSON{
-			Transcription: jobview.NewTranscription(j, true),
+			Transcription: jobs.NewTranscription(j, true),
 			Paragraphs:    paragraphs(transcriptOf(j)),
 		}, "", "  ")
 	}},
@@ -41,7 +41,7 @@ var exporters = map[string]exporter{
 // exportJSON is the structured payload: the job with words, and the
 // paragraphs of the txt export.
 type exportJSON struct {
-	jobview.Transcription
+	jobs.Transcription
 	Paragraphs []string `json:"paragraphs"`
 }
 

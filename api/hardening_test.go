@@ -15,19 +15,19 @@ import (
 	"testing"
 	"time"
 
-	"parley/jobdef"
-	"parley/medialink"
+	"parley/devstack/testenv"
+	"parley/rules/jobspec"
+	"parley/rules/medialink"
 	"parley/storage"
-	"parley/testenv"
 )
 
 // subtitleJob stores a subtitle job of the account in status with an SRT.
 func subtitleJob(t *testing.T, h *harness, accountID, status string) storage.Job {
 	t.Helper()
 	d := 10.0
-	j := storage.Job{AccountID: accountID, Kind: jobdef.Subtitles, Status: status, InputKind: "file", FileName: "talk.mp4",
+	j := storage.Job{AccountID: accountID, Kind: jobspec.Subtitles, Status: status, InputKind: "file", FileName: "talk.mp4",
 		Source: "api", LanguageRequested: "auto", DurationSec: &d, BurnRuns: 1}
-	if status == jobdef.Done || status == jobdef.Failed {
+	if status == jobspec.Done || status == jobspec.Failed {
 		now := time.Now()
 		j.CompletedAt = &now
 	}
@@ -47,9 +47,9 @@ func subtitleJob(t *testing.T, h *harness, accountID, status string) storage.Job
 func TestSRTOnlyOfACompletedJob(t *testing.T) {
 	h := newHarness(t)
 	acc, key := testenv.Account(t, h.db, testenv.AccountOpts{})
-	for _, status := range []string{jobdef.Failed, jobdef.Transcribing, jobdef.Burning} {
+	for _, status := range []string{jobspec.Failed, jobspec.Transcribing, jobspec.Burning} {
 		j := subtitleJob(t, h, acc.ID, status)
-		if status == jobdef.Burning {
+		if status == jobspec.Burning {
 			// burning before its first completion: the first burn, not a re-burn
 			if _, err := h.db.NewUpdate().Model((*storage.Job)(nil)).Set("completed_at = NULL").Where("id = ?", j.ID).Exec(context.Background()); err != nil {
 				t.Fatal(err)
@@ -57,7 +57,7 @@ func TestSRTOnlyOfACompletedJob(t *testing.T) {
 		}
 		h.do(http.MethodGet, fmt.Sprintf("/subtitles/%d/srt", j.ID), key.Secret, nil).wantError(t, http.StatusConflict, "JOB_NOT_DONE")
 	}
-	done := subtitleJob(t, h, acc.ID, jobdef.Done)
+	done := subtitleJob(t, h, acc.ID, jobspec.Done)
 	if r := h.do(http.MethodGet, fmt.Sprintf("/subtitles/%d/srt", done.ID), key.Secret, nil); r.status != http.StatusOK || !strings.Contains(string(r.body), "whole transcript") {
 		t.Fatalf("done job: %d %s", r.status, r.body)
 	}
@@ -92,7 +92,7 @@ func TestControlCharactersAreRefusedNotStored(t *testing.T) {
 			wantError(t, http.StatusBadRequest, "VALIDATION_ERROR")
 	})
 
-	done := subtitleJob(t, h, acc.ID, jobdef.Done)
+	done := subtitleJob(t, h, acc.ID, jobspec.Done)
 	for name, cue := range map[string]string{"NUL": "a\u0000b", "bell": "a\u0007b", "not UTF-8": "a\xffb"} {
 		t.Run("SRT "+name, func(t *testing.T) {
 			srt := "1\n00:00:01,000 --> 00:00:02,000\n" + cue + "\n\n"

@@ -14,10 +14,10 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/config"
-	"parley/i18n"
+	"parley/devstack/testenv"
+	"parley/platform/config"
+	"parley/platform/i18n"
 	"parley/storage"
-	"parley/testenv"
 )
 
 // clock is a settable time source for rate-limit and expiry tests.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/apikey"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/apikey"
 )
 
 func (s *Server) authorizeDeep(c *gin.Context) error {

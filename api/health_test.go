@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"testing"
 
-	"parley/apikey"
-	"parley/billing"
+	"parley/devstack/testenv"
+	"parley/rules/apikey"
+	"parley/rules/billing"
 	"parley/storage"
-	"parley/testenv"
 )
 
 func TestHealth(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/messaging"
-	"parley/twilio"
+	"parley/provider/twilio"
+	"parley/service/messaging"
 )
 
 // The carrier's callbacks are not client API: no key, no envelope. Each is

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"parley/jobdef"
+	"parley/devstack/testenv"
+	"parley/rules/jobspec"
+	"parley/rules/transcript"
 	"parley/storage"
-	"parley/testenv"
-	"parley/transcript"
 )
 
 // A list shows each job as its GET does, less the words, although it reads
@@ -24,8 +24,8 @@ func TestListShowsWhatGetShows(t *testing.T) {
 	h := newHarness(t)
 	acc, key := testenv.Account(t, h.db, testenv.AccountOpts{})
 	for _, tc := range []struct{ kind, path string }{
-		{jobdef.Transcription, "/transcribe"},
-		{jobdef.Subtitles, "/subtitles"},
+		{jobspec.Transcription, "/transcribe"},
+		{jobspec.Subtitles, "/subtitles"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			j := filledJob(acc.ID, tc.kind)
@@ -51,7 +51,7 @@ func TestListShowsWhatGetShows(t *testing.T) {
 func filledJob(accountID, kind string) storage.Job {
 	var j storage.Job
 	fill(reflect.ValueOf(&j).Elem())
-	j.AccountID, j.Kind, j.Status, j.InputKind, j.Source = accountID, kind, jobdef.Done, "url", "ui"
+	j.AccountID, j.Kind, j.Status, j.InputKind, j.Source = accountID, kind, jobspec.Done, "url", "ui"
 	j.Words = []transcript.Word{{Word: "hello", Start: 0.5, End: 0.9}}
 	j.Style = json.RawMessage(`{"font":"Inter"}`)
 	j.ID, j.DeletedAt = 0, nil

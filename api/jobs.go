@@ -9,9 +9,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/admit"
-	"parley/jobview"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/service/jobs"
 	"parley/storage"
 )
 
@@ -29,9 +28,9 @@ func accepted(c *gin.Context, j storage.Job) {
 
 // jobOptions binds what every job request carries: the caller, the
 // Idempotency-Key header and the language and notification fields.
-func jobOptions(c *gin.Context, fields map[string]string) (admit.Options, error) {
+func jobOptions(c *gin.Context, fields map[string]string) (jobs.Options, error) {
 	key, _ := keyFrom(c)
-	o := admit.Options{AccountID: key.AccountID, Language: fields["language"]}
+	o := jobs.Options{AccountID: key.AccountID, Language: fields["language"]}
 	o.IdempotencyKey = strings.TrimSpace(c.GetHeader("Idempotency-Key"))
 	if len(o.IdempotencyKey) > 255 {
 		return o, problem.Invalid("Idempotency-Key", "is longer than 255 characters")
@@ -95,4 +94,4 @@ func (s *Server) deleteJob(c *gin.Context, kind string) {
 	respond(c, http.StatusOK, gin.H{"id": id, "deleted": true})
 }
 
-func utcPtr(t *time.Time) *time.Time { return jobview.UTC(t) }
+func utcPtr(t *time.Time) *time.Time { return jobs.UTC(t) }

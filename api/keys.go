@@ -9,10 +9,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/apikey"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/apikey"
+	"parley/rules/textcheck"
 	"parley/storage"
-	"parley/textcheck"
 )
 
 // maxUserKeyLifetime is how far ahead a user key may expire.

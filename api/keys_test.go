@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"parley/apikey"
-	"parley/testenv"
+	"parley/devstack/testenv"
+	"parley/rules/apikey"
 )
 
 func TestCreateKeyRules(t *testing.T) {

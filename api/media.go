@@ -10,8 +10,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/medialink"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/medialink"
 )
 
 // getMedia serves an output video through the service's own domain. The

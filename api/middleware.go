@@ -12,8 +12,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 
-	"parley/apikey"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/apikey"
 	"parley/storage"
 )
 

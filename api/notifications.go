@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/webpush"
+	"parley/provider/webpush"
 )
 
 // pushSubscriptionRequest is a browser's PushSubscription as

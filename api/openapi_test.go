@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"parley/problem"
+	"parley/platform/problem"
 )
 
 // These tests need no services: they read the embedded document and the

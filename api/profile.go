@@ -6,13 +6,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/billing"
-	"parley/jobdef"
+	"parley/rules/billing"
+	"parley/rules/jobspec"
 )
 
 // profileServices are named in spend_by_service even before any spend:
 // every job stage's service, and the voice and SMS services.
-var profileServices = append(jobdef.Services(), billing.ServiceVoiceMinute, billing.ServiceSMS)
+var profileServices = append(jobspec.Services(), billing.ServiceVoiceMinute, billing.ServiceSMS)
 
 type profileJSON struct {
 	ID       string      `json:"id"`
@@ -80,8 +80,8 @@ func (s *Server) getProfile(c *gin.Context) {
 	}
 	u := usageJSON{
 		SpendByService: map[string]float64{},
-		Transcriptions: jobs[jobdef.Transcription],
-		SubtitleJobs:   jobs[jobdef.Subtitles],
+		Transcriptions: jobs[jobspec.Transcription],
+		SubtitleJobs:   jobs[jobspec.Subtitles],
 		VoiceMinutes:   voiceMinutes,
 		SMSMessages:    sent.Messages,
 		SMSSegments:    sent.Segments,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"parley/config"
+	"parley/platform/config"
 	"parley/storage"
 )
 

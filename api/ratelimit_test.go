@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"parley/config"
-	"parley/testenv"
+	"parley/devstack/testenv"
+	"parley/platform/config"
 )
 
 func limitedHarness(t *testing.T, tiers string) *harness {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/problem"
+	"parley/platform/problem"
 )
 
 // maxJSONBody bounds a JSON request body: no request but POST /sms needs

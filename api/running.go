@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/jobdef"
+	"parley/rules/jobspec"
 	"parley/storage"
 )
 
@@ -74,7 +74,7 @@ func runningView(j storage.Job) runningRow {
 	if j.LanguageDetected != nil {
 		r.Language = *j.LanguageDetected
 	}
-	if j.Kind == jobdef.Subtitles {
+	if j.Kind == jobspec.Subtitles {
 		cleanup := j.UseVoiceCleanup
 		r.Kind, r.VideoDurationSec, r.VoiceCleanupUsed = "subtitles", j.DurationSec, &cleanup
 	} else {

@@ -11,17 +11,17 @@ import (
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/client"
 
-	"parley/admit"
-	"parley/apikey"
-	"parley/config"
-	"parley/i18n"
-	"parley/medialink"
-	"parley/messaging"
-	"parley/netguard"
-	"parley/notify"
+	"parley/platform/config"
+	"parley/platform/i18n"
+	"parley/platform/netguard"
+	"parley/rules/apikey"
+	"parley/rules/medialink"
+	"parley/service/jobs"
+	"parley/service/messaging"
+	"parley/service/notify"
+	"parley/service/voice"
+	"parley/service/webhooks"
 	"parley/storage"
-	"parley/voice"
-	"parley/webhooks"
 )
 
 // HealthChecker is anything GET /health?deep=true can probe.
@@ -36,7 +36,7 @@ type Deps struct {
 	Objects  *storage.Objects
 	Temporal client.Client
 	Speech   HealthChecker
-	Media    admit.Prober
+	Media    jobs.Prober
 	// VoiceProvider is nil when no voice provider is configured.
 	VoiceProvider voice.Pinger
 	Catalog       *i18n.Catalog
@@ -53,7 +53,7 @@ type Server struct {
 	objects  *storage.Objects
 	temporal client.Client
 	speech   HealthChecker
-	jobs     *admit.Service
+	jobs     *jobs.Service
 	// sms is nil when no carrier is configured.
 	sms      *messaging.Service
 	voice    *voice.Service
@@ -80,7 +80,7 @@ func NewServer(d Deps) *Server {
 	}
 	return &Server{
 		cfg: d.Config, store: d.Store, objects: d.Objects, temporal: d.Temporal, speech: d.Speech,
-		jobs: admit.New(admit.Deps{
+		jobs: jobs.New(jobs.Deps{
 			Jobs: d.Store.Jobs, Admissions: d.Store.Admissions, Prices: d.Store.Prices,
 			Objects: d.Objects, Media: d.Media, Temporal: d.Temporal, Catalog: d.Catalog, Log: d.Log,
 			Guard: netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},

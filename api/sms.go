@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/messaging"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/service/messaging"
 	"parley/storage"
 )
 

@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"parley/problem"
+	"parley/platform/problem"
 )
 
 // httpStatus maps each problem code to the HTTP status it answers with.

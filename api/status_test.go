@@ -3,7 +3,7 @@ package api
 import (
 	"testing"
 
-	"parley/problem"
+	"parley/platform/problem"
 )
 
 // Every code of the vocabulary answers with a status chosen for it, never

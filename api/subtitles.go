@@ -9,17 +9,16 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/admit"
-	"parley/jobdef"
-	"parley/jobview"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/jobspec"
+	"parley/rules/subtitles"
+	"parley/service/jobs"
 	"parley/storage"
-	"parley/subtitles"
 )
 
 // subtitleView shapes a subtitle job with a fresh signed link to its video.
-func (s *Server) subtitleView(j storage.Job) jobview.Subtitles {
-	return jobview.NewSubtitles(j, func(key string) string {
+func (s *Server) subtitleView(j storage.Job) jobs.Subtitles {
+	return jobs.NewSubtitles(j, func(key string) string {
 		return s.cfg.BaseURL + "/api/v1/media/" + s.links.Token(key, s.now())
 	})
 }
@@ -60,8 +59,8 @@ func (s *Server) createSubtitles(c *gin.Context) {
 }
 
 // subtitlesRequest binds the form fields of a subtitle upload.
-func subtitlesRequest(c *gin.Context, up *upload) (admit.SubtitlesRequest, error) {
-	req := admit.SubtitlesRequest{Upload: admit.Upload{Key: up.objectKey, FileName: up.fileName, Digest: up.digest}}
+func subtitlesRequest(c *gin.Context, up *upload) (jobs.SubtitlesRequest, error) {
+	req := jobs.SubtitlesRequest{Upload: jobs.Upload{Key: up.objectKey, FileName: up.fileName, Digest: up.digest}}
 	var err error
 	if req.Options, err = jobOptions(c, up.fields); err != nil {
 		return req, err
@@ -79,20 +78,20 @@ func subtitlesRequest(c *gin.Context, up *upload) (admit.SubtitlesRequest, error
 
 func (s *Server) listSubtitles(c *gin.Context) {
 	key, _ := keyFrom(c)
-	jobs, err := s.store.Jobs.List(c, key.AccountID, jobdef.Subtitles, listLimit)
+	rows, err := s.store.Jobs.List(c, key.AccountID, jobspec.Subtitles, listLimit)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	out := make([]jobview.Subtitles, 0, len(jobs))
-	for _, j := range jobs {
+	out := make([]jobs.Subtitles, 0, len(rows))
+	for _, j := range rows {
 		out = append(out, s.subtitleView(j))
 	}
 	respond(c, http.StatusOK, gin.H{"jobs": out})
 }
 
 func (s *Server) getSubtitle(c *gin.Context) {
-	job, err := s.ownedJob(c, jobdef.Subtitles)
+	job, err := s.ownedJob(c, jobspec.Subtitles)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -100,17 +99,17 @@ func (s *Server) getSubtitle(c *gin.Context) {
 	respond(c, http.StatusOK, s.subtitleView(job))
 }
 
-func (s *Server) deleteSubtitle(c *gin.Context) { s.deleteJob(c, jobdef.Subtitles) }
+func (s *Server) deleteSubtitle(c *gin.Context) { s.deleteJob(c, jobspec.Subtitles) }
 
 func (s *Server) getSRT(c *gin.Context) {
-	job, err := s.ownedJob(c, jobdef.Subtitles)
+	job, err := s.ownedJob(c, jobspec.Subtitles)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	// Only a completed job's captions are served (a job being re-burned
 	// completed before): a failed job's transcript is not the client's.
-	if job.Status != jobdef.Done && (job.Status != jobdef.Burning || job.CompletedAt == nil) {
+	if job.Status != jobspec.Done && (job.Status != jobspec.Burning || job.CompletedAt == nil) {
 		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": job.Status}))
 		return
 	}
@@ -135,12 +134,12 @@ func (s *Server) putSRT(c *gin.Context) {
 		}))
 		return
 	}
-	job, err := s.ownedJob(c, jobdef.Subtitles)
+	job, err := s.ownedJob(c, jobspec.Subtitles)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if job.Status != jobdef.Done {
+	if job.Status != jobspec.Done {
 		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": job.Status}))
 		return
 	}

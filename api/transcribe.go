@@ -7,16 +7,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/admit"
-	"parley/jobdef"
-	"parley/jobview"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/jobspec"
+	"parley/service/jobs"
 )
 
 var transcribeFields = []string{"language", "email_after", "sms_after"}
 
 func (s *Server) createTranscription(c *gin.Context) {
-	var req admit.TranscriptionRequest
+	var req jobs.TranscriptionRequest
 	var err error
 	switch mediaType(c) {
 	case "multipart/form-data":
@@ -24,7 +23,7 @@ func (s *Server) createTranscription(c *gin.Context) {
 		if up, err = s.receiveUpload(c, transcribeFields...); err != nil {
 			break
 		}
-		req.Upload = &admit.Upload{Key: up.objectKey, FileName: up.fileName, Digest: up.digest}
+		req.Upload = &jobs.Upload{Key: up.objectKey, FileName: up.fileName, Digest: up.digest}
 		req.Options, err = jobOptions(c, up.fields)
 		if err != nil {
 			s.discard(c, up)
@@ -63,33 +62,33 @@ type transcribeURLRequest struct {
 
 func (s *Server) listTranscriptions(c *gin.Context) {
 	key, _ := keyFrom(c)
-	jobs, err := s.store.Jobs.List(c, key.AccountID, jobdef.Transcription, listLimit)
+	rows, err := s.store.Jobs.List(c, key.AccountID, jobspec.Transcription, listLimit)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	out := make([]jobview.Transcription, 0, len(jobs))
-	for _, j := range jobs {
-		out = append(out, jobview.NewTranscription(j, false))
+	out := make([]jobs.Transcription, 0, len(rows))
+	for _, j := range rows {
+		out = append(out, jobs.NewTranscription(j, false))
 	}
 	respond(c, http.StatusOK, gin.H{"jobs": out})
 }
 
 func (s *Server) getTranscription(c *gin.Context) {
-	job, err := s.ownedJob(c, jobdef.Transcription)
+	job, err := s.ownedJob(c, jobspec.Transcription)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusOK, jobview.NewTranscription(job, true))
+	respond(c, http.StatusOK, jobs.NewTranscription(job, true))
 }
 
 func (s *Server) deleteTranscription(c *gin.Context) {
-	s.deleteJob(c, jobdef.Transcription)
+	s.deleteJob(c, jobspec.Transcription)
 }
 
 func (s *Server) exportTranscription(c *gin.Context) {
-	job, err := s.ownedJob(c, jobdef.Transcription)
+	job, err := s.ownedJob(c, jobspec.Transcription)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -104,7 +103,7 @@ func (s *Server) exportTranscription(c *gin.Context) {
 		s.fail(c, problem.Invalid("format", "must be one of txt, md, srt, vtt, json"))
 		return
 	}
-	if job.Status != jobdef.Done {
+	if job.Status != jobspec.Done {
 		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": job.Status}))
 		return
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/zeebo/xxh3"
 
-	"parley/problem"
-	"parley/textcheck"
+	"parley/platform/problem"
+	"parley/rules/textcheck"
 )
 
 // maxFieldBytes bounds each non-file multipart field.

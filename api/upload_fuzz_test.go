@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"parley/problem"
+	"parley/platform/problem"
 )
 
 // FuzzReadParts feeds arbitrary multipart bodies to the field handling of

@@ -6,9 +6,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/events"
+	"parley/rules/webhookevent"
+	"parley/service/webhooks"
 	"parley/storage"
-	"parley/webhooks"
 )
 
 // webhookJSON is an endpoint as listed: never its secret.
@@ -28,7 +28,7 @@ type createdWebhookJSON struct {
 func webhookView(e storage.WebhookEndpoint) webhookJSON {
 	types := e.Events
 	if len(types) == 0 {
-		types = events.Types()
+		types = webhookevent.Types()
 	}
 	return webhookJSON{ID: e.ID, URL: e.URL, Events: types, CreatedAt: e.CreatedAt.UTC()}
 }
@@ -53,7 +53,7 @@ type deliveryJSON struct {
 
 func deliveryView(d storage.WebhookDelivery) deliveryJSON {
 	v := deliveryJSON{
-		ID: d.ID, EventID: events.PublicID(d.EventID), EndpointID: d.EndpointID, Status: d.Status,
+		ID: d.ID, EventID: webhookevent.PublicID(d.EventID), EndpointID: d.EndpointID, Status: d.Status,
 		Attempts: make([]attemptJSON, 0, len(d.Attempts)), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),
 	}
 	if d.Event != nil {
@@ -144,5 +144,5 @@ func (s *Server) replayDelivery(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusAccepted, gin.H{"id": d.ID, "event_id": events.PublicID(d.EventID), "status": d.Status})
+	respond(c, http.StatusAccepted, gin.H{"id": d.ID, "event_id": webhookevent.PublicID(d.EventID), "status": d.Status})
 }

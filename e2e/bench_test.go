@@ -34,16 +34,16 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"parley/api"
-	"parley/billing"
-	"parley/config"
-	"parley/jobdef"
-	"parley/media"
-	"parley/media/mediatest"
-	"parley/medialink"
-	"parley/speech"
+	"parley/devstack/mediatest"
+	"parley/devstack/testenv"
+	"parley/platform/config"
+	"parley/provider/media"
+	"parley/provider/speech"
+	"parley/rules/billing"
+	"parley/rules/jobspec"
+	"parley/rules/medialink"
+	"parley/rules/subtitles"
 	"parley/storage"
-	"parley/subtitles"
-	"parley/testenv"
 	"parley/workflows"
 )
 
@@ -176,9 +176,9 @@ func BenchmarkListTranscriptions(b *testing.B) {
 	for i := range 60 {
 		d := 61.5
 		lang := "en"
-		j := storage.Job{AccountID: acc.ID, Kind: jobdef.Transcription, Status: jobdef.Done, InputKind: "file",
+		j := storage.Job{AccountID: acc.ID, Kind: jobspec.Transcription, Status: jobspec.Done, InputKind: "file",
 			FileName: fmt.Sprintf("call-%d.wav", i), Source: "api", LanguageRequested: "auto", LanguageDetected: &lang,
-			DurationSec: &d, TranscriptText: strings.Repeat("words in a transcript ", 40), Costs: jobdef.Costs{Transcription: 6150}}
+			DurationSec: &d, TranscriptText: strings.Repeat("words in a transcript ", 40), Costs: jobspec.Costs{Transcription: 6150}}
 		if err := (storage.Jobs{DB: p.db}).Insert(context.Background(), &j); err != nil {
 			b.Fatal(err)
 		}

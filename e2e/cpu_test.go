@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"parley/billing"
-	"parley/testenv"
+	"parley/devstack/testenv"
+	"parley/rules/billing"
 	"parley/workflows"
 )
 

@@ -25,12 +25,12 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"parley/billing"
-	"parley/events"
-	"parley/notify"
+	"parley/devstack/testenv"
+	"parley/provider/stdwebhook"
+	"parley/rules/billing"
+	"parley/rules/webhookevent"
+	"parley/service/notify"
 	"parley/storage"
-	"parley/testenv"
-	"parley/webhook"
 	"parley/workflows"
 )
 
@@ -40,7 +40,7 @@ var loopbackOnly = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 var fastRetries = []time.Duration{300 * time.Millisecond, 300 * time.Millisecond, 300 * time.Millisecond}
 
 // hookReceiver is a customer's endpoint: it verifies every delivery with the
-// secret (as a receiver using webhook.Verify would) and answers status(n)
+// secret (as a receiver using stdwebhook.Verify would) and answers status(n)
 // to the n-th one.
 type hookReceiver struct {
 	t      *testing.T
@@ -70,7 +70,7 @@ func newHookReceiver(t *testing.T, status func(n int) int) *hookReceiver {
 		r.mu.Lock()
 		secret := r.secret
 		r.mu.Unlock()
-		if err := webhook.Verify(secret, req.Header, body, time.Now(), 5*time.Minute); err != nil {
+		if err := stdwebhook.Verify(secret, req.Header, body, time.Now(), 5*time.Minute); err != nil {
 			t.Errorf("delivery does not verify: %v", err)
 			w.WriteHeader(http.StatusBadRequest)
 			return
@@ -424,7 +424,7 @@ func (s *caughtSession) Reset()        { s.cur = caughtMail{} }
 func (s *caughtSession) Logout() error { return nil }
 
 // blackhole is an endpoint that accepts every connection and never
-// answers: each delivery attempt waits out webhook.DeliveryTimeout.
+// answers: each delivery attempt waits out stdwebhook.DeliveryTimeout.
 type blackhole struct {
 	srv      *httptest.Server
 	inFlight atomic.Int64
@@ -496,8 +496,8 @@ func TestDeadEndpointsDelayNoJob(t *testing.T) {
 		t.Fatal("the dead endpoints stopped hanging before the job ended: nothing was shown")
 	}
 	// On a shared queue each of the job's activities would wait behind
-	// attempts that hold a slot for webhook.DeliveryTimeout each.
-	if limit := 2*baseline + webhook.DeliveryTimeout; took > limit {
+	// attempts that hold a slot for stdwebhook.DeliveryTimeout each.
+	if limit := 2*baseline + stdwebhook.DeliveryTimeout; took > limit {
 		t.Fatalf("the job took %s beside dead endpoints, %s alone (limit %s)", took, baseline, limit)
 	}
 	if got := healthy.waitCount(3, 30*time.Second); got[2].payload.Type != "transcription.done" {
@@ -534,7 +534,7 @@ func TestEventWorkflowsStartedOnTheJobQueueFinish(t *testing.T) {
 
 	// What Emit did before the move, down to the workflow's queue.
 	e, err := storage.Events{DB: p.db}.Record(ctx, acc.ID, "sms.batch.completed", "batch-old", func(id int64, at time.Time) (json.RawMessage, error) {
-		return events.Build(id, "sms.batch.completed", at, json.RawMessage(`{"id":1}`))
+		return webhookevent.Build(id, "sms.batch.completed", at, json.RawMessage(`{"id":1}`))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -566,7 +566,7 @@ func TestEventWorkflowsStartedOnTheJobQueueFinish(t *testing.T) {
 			t.Fatalf("%s started on %s: %v", name, workflows.TaskQueue, err)
 		}
 	}
-	if got := rcv.waitCount(1, 10*time.Second)[0]; got.payload.ID != events.PublicID(e.ID) {
-		t.Fatalf("delivered %s, want %s", got.payload.ID, events.PublicID(e.ID))
+	if got := rcv.waitCount(1, 10*time.Second)[0]; got.payload.ID != webhookevent.PublicID(e.ID) {
+		t.Fatalf("delivered %s, want %s", got.payload.ID, webhookevent.PublicID(e.ID))
 	}
 }

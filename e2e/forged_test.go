@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"parley/billing"
-	"parley/media"
-	"parley/media/mediatest"
-	"parley/testenv"
+	"parley/devstack/mediatest"
+	"parley/devstack/testenv"
+	"parley/provider/media"
+	"parley/rules/billing"
 )
 
 // ffmpeg runs ffmpeg quietly, failing the test on error.

@@ -15,11 +15,11 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"parley/billing"
-	"parley/jobdef"
-	"parley/media/mediatest"
+	"parley/devstack/mediatest"
+	"parley/devstack/testenv"
+	"parley/rules/billing"
+	"parley/rules/jobspec"
 	"parley/storage"
-	"parley/testenv"
 	"parley/workflows"
 )
 
@@ -133,7 +133,7 @@ func TestWorkerKilledDuringBurn(t *testing.T) {
 	for _, c := range p.charges(created.ID) {
 		stages[*c.Stage]++
 	}
-	if len(stages) != 2 || stages[jobdef.StageTranscription.Name] != 1 || stages[jobdef.StageBurn.Name] != 1 {
+	if len(stages) != 2 || stages[jobspec.StageTranscription.Name] != 1 || stages[jobspec.StageBurn.Name] != 1 {
 		t.Fatalf("stage charges after a killed worker: %v", stages)
 	}
 }

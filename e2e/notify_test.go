@@ -16,15 +16,15 @@ import (
 	"testing"
 	"time"
 
-	"parley/billing"
-	"parley/mail"
-	"parley/notify"
+	"parley/devstack/localcarrier"
+	"parley/devstack/pushservice"
+	"parley/devstack/testenv"
+	"parley/provider/mail"
+	"parley/provider/twilio"
+	"parley/provider/webpush"
+	"parley/rules/billing"
+	"parley/service/notify"
 	"parley/storage"
-	"parley/testenv"
-	"parley/twilio"
-	"parley/twilio/localcarrier"
-	"parley/webpush"
-	"parley/webpush/webpushtest"
 )
 
 const (
@@ -67,7 +67,7 @@ func (h *holdFirst) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // token and decrypts it with the subscription's keys; /gone answers 410.
 type pushService struct {
 	t       *testing.T
-	browser *webpushtest.Browser
+	browser *pushservice.Browser
 	srv     *httptest.Server
 	hold    *holdFirst
 
@@ -76,7 +76,7 @@ type pushService struct {
 }
 
 func newPushService(t *testing.T, hold bool) *pushService {
-	browser, err := webpushtest.NewBrowser()
+	browser, err := pushservice.NewBrowser()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func (ps *pushService) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
-	if _, err := webpushtest.VerifyVAPID(r.Header.Get("Authorization"), ps.srv.URL, time.Now()); err != nil {
+	if _, err := pushservice.VerifyVAPID(r.Header.Get("Authorization"), ps.srv.URL, time.Now()); err != nil {
 		ps.t.Errorf("VAPID: %v", err)
 		w.WriteHeader(http.StatusUnauthorized)
 		return

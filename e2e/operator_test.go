@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"parley/billing"
-	"parley/testenv"
+	"parley/devstack/testenv"
+	"parley/rules/billing"
 	"parley/workflows"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"parley/billing"
-	"parley/testenv"
+	"parley/devstack/testenv"
+	"parley/rules/billing"
 )
 
 // With the workflow engine unreachable a job cannot start: the request is

@@ -25,21 +25,21 @@ import (
 
 	"parley/activities"
 	"parley/api"
-	"parley/chunking"
-	"parley/config"
-	"parley/elevenlabs"
-	"parley/i18n"
-	"parley/media"
-	"parley/media/mediatest"
-	"parley/medialink"
-	"parley/netguard"
-	"parley/notify"
-	"parley/speech"
+	"parley/devstack/localcarrier"
+	"parley/devstack/mediatest"
+	"parley/devstack/testenv"
+	"parley/platform/config"
+	"parley/platform/i18n"
+	"parley/platform/netguard"
+	"parley/provider/elevenlabs"
+	"parley/provider/media"
+	"parley/provider/speech"
+	"parley/provider/stdwebhook"
+	"parley/provider/twilio"
+	"parley/rules/chunking"
+	"parley/rules/medialink"
+	"parley/service/notify"
 	"parley/storage"
-	"parley/testenv"
-	"parley/twilio"
-	"parley/twilio/localcarrier"
-	"parley/webhook"
 	"parley/worker"
 )
 
@@ -144,7 +144,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
 		links := medialink.NewSigner(p.cfg.MediaSecret, p.cfg.MediaLinkTTL)
 		p.events = &activities.Events{
-			DB: p.db, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(webhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
+			DB: p.db, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
 			VideoURL: func(key string) string { return p.cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 		}
 		notifier := &notify.Notifier{DB: p.db, Catalog: catalog, BaseURL: p.cfg.BaseURL}

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"parley/billing"
+	"parley/devstack/testenv"
+	"parley/provider/twilio"
+	"parley/rules/billing"
 	"parley/storage"
-	"parley/testenv"
-	"parley/twilio"
 	"parley/workflows"
 )
 

@@ -18,11 +18,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"parley/billing"
-	"parley/chunking"
-	"parley/media/mediatest"
-	"parley/speech"
-	"parley/testenv"
+	"parley/devstack/mediatest"
+	"parley/devstack/testenv"
+	"parley/provider/speech"
+	"parley/rules/billing"
+	"parley/rules/chunking"
 	"parley/workflows"
 )
 

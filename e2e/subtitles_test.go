@@ -20,14 +20,14 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"parley/billing"
-	"parley/media"
-	"parley/media/mediatest"
-	"parley/medialink"
-	"parley/speech"
+	"parley/devstack/mediatest"
+	"parley/devstack/testenv"
+	"parley/provider/media"
+	"parley/provider/speech"
+	"parley/rules/billing"
+	"parley/rules/medialink"
+	"parley/rules/subtitles"
 	"parley/storage"
-	"parley/subtitles"
-	"parley/testenv"
 )
 
 // subtitleSpeech is what the generated subtitle clips say: about 5.3 s of

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"parley/billing"
+	"parley/rules/billing"
 )
 
 // BenchmarkSMSThreads: GET /sms/threads (50 rows) and GET /sms/threads/{id}

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"parley/billing"
+	"parley/devstack/localcarrier"
+	"parley/provider/twilio"
+	"parley/rules/billing"
 	"parley/storage"
-	"parley/twilio"
-	"parley/twilio/localcarrier"
 )
 
 type threadRow struct {

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"parley/billing"
-	"parley/media/mediatest"
-	"parley/speech"
-	"parley/subtitles"
-	"parley/testenv"
+	"parley/devstack/mediatest"
+	"parley/devstack/testenv"
+	"parley/provider/speech"
+	"parley/rules/billing"
+	"parley/rules/subtitles"
 )
 
 // knownText is the reference the speech package's engine test measures on.

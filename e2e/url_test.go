@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"parley/billing"
-	"parley/testenv"
+	"parley/devstack/testenv"
+	"parley/rules/billing"
 )
 
 // TestTranscriptionFromURL downloads media over TLS from a local server the

@@ -20,14 +20,14 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"parley/apikey"
-	"parley/billing"
-	"parley/config"
-	"parley/elevenlabs"
-	"parley/elevenlabs/localagents"
+	"parley/devstack/localvoice"
+	"parley/devstack/testenv"
+	"parley/platform/config"
+	"parley/provider/elevenlabs"
+	"parley/rules/apikey"
+	"parley/rules/billing"
+	"parley/service/voice"
 	"parley/storage"
-	"parley/testenv"
-	"parley/voice"
 	"parley/workflows"
 )
 
@@ -45,7 +45,7 @@ type voiceOptions struct {
 // voiceProvider is the stand-in provider on httptest, counting every
 // request it answers and the list requests that followed a next_cursor.
 type voiceProvider struct {
-	*localagents.Server
+	*localvoice.Server
 	url      string
 	requests atomic.Int64
 	followed atomic.Int64
@@ -53,7 +53,7 @@ type voiceProvider struct {
 
 func startVoiceProvider(t testing.TB, cfg *config.Config, o voiceOptions) *voiceProvider {
 	t.Helper()
-	vp := &voiceProvider{Server: localagents.New(localagents.Config{APIKey: voiceAPIKey})}
+	vp := &voiceProvider{Server: localvoice.New(localvoice.Config{APIKey: voiceAPIKey})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		vp.requests.Add(1)
 		if r.URL.Path == "/v1/convai/conversations" && r.URL.Query().Get("cursor") != "" {
@@ -366,7 +366,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 		if err == nil || !containsStatus(err, http.StatusForbidden) {
 			t.Fatalf("forged webhook: %v", err)
 		}
-		stale := localagents.New(localagents.Config{APIKey: voiceAPIKey, Now: func() time.Time { return time.Now().Add(-31 * time.Minute) }})
+		stale := localvoice.New(localvoice.Config{APIKey: voiceAPIKey, Now: func() time.Time { return time.Now().Add(-31 * time.Minute) }})
 		stale.Put(call("conv_forged", "agent_desk", "", now.Add(-4*time.Hour), 42, true))
 		err = stale.PostCall(ctx, p.api.URL+"/hooks/elevenlabs/post-call", voiceWebhookSecret, "conv_forged", nil)
 		if err == nil || !containsStatus(err, http.StatusForbidden) {
@@ -539,7 +539,7 @@ func containsStatus(err error, status int) bool {
 // testdata), moved to start at start.
 func fixtureDetail(t testing.TB, start time.Time) elevenlabs.Detail {
 	t.Helper()
-	raw, err := os.ReadFile("../elevenlabs/testdata/detail_inbound.json")
+	raw, err := os.ReadFile("../provider/elevenlabs/testdata/detail_inbound.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,7 +569,7 @@ func TestVoiceUnconfigured(t *testing.T) {
 	if h.Components["voiceProvider"].Status != "not_configured" {
 		t.Fatalf("deep health: %+v", h.Components)
 	}
-	stand := localagents.New(localagents.Config{APIKey: voiceAPIKey})
+	stand := localvoice.New(localvoice.Config{APIKey: voiceAPIKey})
 	stand.Put(call("conv_x", "agent_desk", "", time.Now(), 10, true))
 	err := stand.PostCall(context.Background(), p.api.URL+"/hooks/elevenlabs/post-call", voiceWebhookSecret, "conv_x", nil)
 	if !containsStatus(err, http.StatusServiceUnavailable) {

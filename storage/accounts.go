@@ -9,7 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
+	"parley/rules/billing"
 )
 
 // Account is a customer of the platform.

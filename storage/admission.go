@@ -7,7 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
+	"parley/rules/billing"
 )
 
 // Settings names.

@@ -11,15 +11,15 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
-	"parley/jobdef"
+	"parley/devstack/testenv"
+	"parley/rules/billing"
+	"parley/rules/jobspec"
 	"parley/storage"
-	"parley/testenv"
 )
 
 // admit admits a new transcription job; its id is 0 when it was refused.
 func admit(ctx context.Context, db *bun.DB, accountID string, estimate billing.Micros) (int64, error) {
-	j := storage.Job{AccountID: accountID, Kind: jobdef.Transcription, Status: jobdef.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto"}
+	j := storage.Job{AccountID: accountID, Kind: jobspec.Transcription, Status: jobspec.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto"}
 	err := storage.Admissions{DB: db}.Admit(ctx, &j, estimate)
 	return j.ID, err
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
-	"parley/elevenlabs"
+	"parley/provider/elevenlabs"
+	"parley/rules/billing"
 )
 
 // VoiceAgent is a provider agent an operator mapped to an account.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/jobdef"
-	"parley/transcript"
+	"parley/rules/jobspec"
+	"parley/rules/transcript"
 )
 
 // Job is a transcription or subtitle job.
@@ -33,7 +33,7 @@ type Job struct {
 	Height            *int              `bun:"height"`
 	TranscriptText    string            `bun:"transcript_text"`
 	Words             []transcript.Word `bun:"words,type:jsonb"`
-	jobdef.Costs
+	jobspec.Costs
 	UseVoiceCleanup    bool            `bun:"use_voice_cleanup"`
 	Style              json.RawMessage `bun:"style,type:jsonb"`
 	StyleNote          *string         `bun:"style_note"`
@@ -101,16 +101,16 @@ func (r Jobs) List(ctx context.Context, accountID, kind string, limit int) ([]Jo
 }
 
 // listColumns are, for each kind, the columns its list shows (what
-// jobview.NewTranscription and NewSubtitles read): never the word arrays,
+// jobs.NewTranscription and NewSubtitles read): never the word arrays,
 // nor what only the worker or the admission uses. A list answers often, and
 // every column costs on every row.
 var listColumns = map[string][]string{
-	jobdef.Transcription: {
+	jobspec.Transcription: {
 		"id", "status", "input_kind", "file_name", "source_url", "source", "language_requested", "language_detected",
 		"duration_sec", "transcript_text", "cost_micros", "email_after", "sms_after", "error_code", "error_message",
 		"created_at", "started_at", "completed_at",
 	},
-	jobdef.Subtitles: {
+	jobspec.Subtitles: {
 		"id", "status", "file_name", "source", "language_requested", "language_detected", "duration_sec",
 		"cost_micros", "cleanup_cost_micros", "burn_cost_micros", "use_voice_cleanup", "style", "style_note",
 		"output_key", "burn_runs", "reburn_error_code", "reburn_error_message", "email_after", "sms_after",
@@ -122,7 +122,7 @@ var listColumns = map[string][]string{
 func (r Jobs) Running(ctx context.Context, accountID string) ([]Job, error) {
 	jobs := []Job{}
 	err := r.DB.NewSelect().Model(&jobs).ExcludeColumn("words", "transcript_text").
-		Where("account_id = ? AND status NOT IN (?)", accountID, bun.In([]string{jobdef.Done, jobdef.Failed})).
+		Where("account_id = ? AND status NOT IN (?)", accountID, bun.In([]string{jobspec.Done, jobspec.Failed})).
 		OrderExpr("id ASC").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list running jobs: %w", err)
@@ -149,7 +149,7 @@ func (r Jobs) SoftDelete(ctx context.Context, accountID, kind string, id int64) 
 func (r Jobs) Advance(ctx context.Context, id int64, from []string, to string) (bool, error) {
 	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", to).
 		Where("id = ? AND status IN (?)", id, bun.In(from))
-	if to == jobdef.Processing {
+	if to == jobspec.Processing {
 		q = q.Set("started_at = coalesce(started_at, now())")
 	}
 	res, err := q.Exec(ctx)
@@ -174,8 +174,8 @@ func (r Jobs) Finish(ctx context.Context, id int64, status, code, message string
 	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model((*Job)(nil)).
 			Set("status = ?", status).Set("completed_at = now()").
-			Where("id = ? AND status NOT IN (?)", id, bun.In([]string{jobdef.Done, jobdef.Failed}))
-		if status == jobdef.Failed {
+			Where("id = ? AND status NOT IN (?)", id, bun.In([]string{jobspec.Done, jobspec.Failed}))
+		if status == jobspec.Failed {
 			q = q.Set("error_code = ?, error_message = ?", code, message)
 		}
 		if _, err := q.Exec(ctx); err != nil {
@@ -195,9 +195,9 @@ func (r Jobs) Reopen(ctx context.Context, id int64) error {
 	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var j Job
 		err := tx.NewUpdate().Model(&j).
-			Set("status = ?", jobdef.Processing).
+			Set("status = ?", jobspec.Processing).
 			Set("error_code = NULL, error_message = NULL, completed_at = NULL").
-			Where("id = ? AND status = ?", id, jobdef.Failed).Returning("kind").Scan(ctx)
+			Where("id = ? AND status = ?", id, jobspec.Failed).Returning("kind").Scan(ctx)
 		if err != nil {
 			return notFound(err)
 		}
@@ -237,9 +237,9 @@ func (n Notifications) Queue(ctx context.Context, j Job) error {
 // returns the job as it was when it was not done, and ok=false.
 func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run int, current Job, ok bool, err error) {
 	err = r.DB.NewUpdate().Model((*Job)(nil)).
-		Set("status = ?", jobdef.Burning).Set("burn_runs = burn_runs + 1").
+		Set("status = ?", jobspec.Burning).Set("burn_runs = burn_runs + 1").
 		Set("reburn_error_code = NULL, reburn_error_message = NULL").
-		Where("id = ? AND account_id = ? AND kind = ? AND status = ? AND deleted_at IS NULL", id, accountID, jobdef.Subtitles, jobdef.Done).
+		Where("id = ? AND account_id = ? AND kind = ? AND status = ? AND deleted_at IS NULL", id, accountID, jobspec.Subtitles, jobspec.Done).
 		Returning("burn_runs").Scan(ctx, &run)
 	if err == nil {
 		return run, Job{}, true, nil
@@ -247,15 +247,15 @@ func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run 
 	if notFound(err) != ErrNotFound {
 		return 0, Job{}, false, fmt.Errorf("start reburn: %w", err)
 	}
-	current, err = r.GetOwned(ctx, accountID, jobdef.Subtitles, id)
+	current, err = r.GetOwned(ctx, accountID, jobspec.Subtitles, id)
 	return 0, current, false, err
 }
 
 // EndReburn returns a burning job to done, recording why the re-burn failed
 // (code empty on success).
 func (r Jobs) EndReburn(ctx context.Context, id int64, code, message string) error {
-	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", jobdef.Done).
-		Where("id = ? AND status = ?", id, jobdef.Burning)
+	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", jobspec.Done).
+		Where("id = ? AND status = ?", id, jobspec.Burning)
 	if code != "" {
 		q = q.Set("reburn_error_code = ?, reburn_error_message = ?", code, message)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/apikey"
+	"parley/rules/apikey"
 )
 
 // APIKey is a stored key; the secret itself is never stored, only its hash.

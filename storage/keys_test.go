@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"parley/devstack/testenv"
 	"parley/storage"
-	"parley/testenv"
 )
 
 // A cached key is read again once its TTL has passed, or at once when

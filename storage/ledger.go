@@ -8,7 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
+	"parley/rules/billing"
 )
 
 // Ledger movement kinds.

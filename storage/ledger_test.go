@@ -11,9 +11,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
+	"parley/devstack/testenv"
+	"parley/rules/billing"
 	"parley/storage"
-	"parley/testenv"
 )
 
 func newAccount(t *testing.T, db *bun.DB, balance billing.Micros) storage.Account {

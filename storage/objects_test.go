@@ -14,8 +14,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"parley/devstack/testenv"
 	"parley/storage"
-	"parley/testenv"
 )
 
 // A stream of unknown length is stored whole, whatever its size around the

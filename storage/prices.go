@@ -8,8 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
-	"parley/jobdef"
+	"parley/rules/billing"
+	"parley/rules/jobspec"
 )
 
 // Price is one item of the price list.
@@ -36,8 +36,8 @@ func (p Prices) Get(ctx context.Context, item string) (billing.Micros, error) {
 	return pr.Micros, nil
 }
 
-// PerMinute reads per-minute prices, for jobdef.Price.
-func (p Prices) PerMinute(ctx context.Context) jobdef.PerMinute {
+// PerMinute reads per-minute prices, for jobspec.Price.
+func (p Prices) PerMinute(ctx context.Context) jobspec.PerMinute {
 	return func(item string) (billing.Micros, error) { return p.Get(ctx, item) }
 }
 

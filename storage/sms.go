@@ -10,8 +10,8 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"parley/billing"
-	"parley/sms"
+	"parley/rules/billing"
+	"parley/rules/sms"
 )
 
 // Batch statuses.

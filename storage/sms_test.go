@@ -10,10 +10,10 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/billing"
-	"parley/sms"
+	"parley/devstack/testenv"
+	"parley/rules/billing"
+	"parley/rules/sms"
 	"parley/storage"
-	"parley/testenv"
 )
 
 // admitSMS admits n identical one-segment messages from a new account (a

@@ -7,7 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/sms"
+	"parley/rules/sms"
 )
 
 // ThreadFilter picks a page of an account's threads.

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"parley/activities"
-	"parley/config"
+	"parley/platform/config"
 	"parley/workflows"
 )
 

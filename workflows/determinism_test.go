@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"parley/problem"
+	"parley/platform/problem"
 	"parley/workflows"
 )
 

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"parley/events"
+	"parley/rules/webhookevent"
 )
 
 // Workflow type names of the event and notification workflows.
@@ -44,7 +44,7 @@ const NotifyAttempts = 8
 // WebhookWorkflowID names the delivery of an event to one endpoint; a replay
 // runs under the same ID again.
 func WebhookWorkflowID(eventID, endpointID int64) string {
-	return fmt.Sprintf("webhook-%s-%d", events.PublicID(eventID), endpointID)
+	return fmt.Sprintf("webhook-%s-%d", webhookevent.PublicID(eventID), endpointID)
 }
 
 // NotifyWorkflowID names the notifications of a job's final state (event is
@@ -162,7 +162,7 @@ func reburned(ctx workflow.Context, in ReburnInput) {
 		return
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	emit := EmitJobInput{JobID: in.JobID, Type: events.SubtitlesReburned, Subject: fmt.Sprintf("%d/reburn/%d", in.JobID, in.Run)}
+	emit := EmitJobInput{JobID: in.JobID, Type: webhookevent.SubtitlesReburned, Subject: fmt.Sprintf("%d/reburn/%d", in.JobID, in.Run)}
 	if err := workflow.ExecuteActivity(bookkeeping(dctx), ActEmitJobEvent, emit).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("reburn event not emitted", "JobID", in.JobID, "Error", err)
 	}

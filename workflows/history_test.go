@@ -8,8 +8,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"parley/temporalclient"
-	"parley/testenv"
+	"parley/devstack/testenv"
+	"parley/platform/temporalclient"
 	"parley/worker"
 )
 

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"parley/problem"
+	"parley/platform/problem"
 )
 
 // bookkeeping is for short database activities (status, charge, finish):

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"parley/testenv"
+	"parley/devstack/testenv"
 	"parley/workflows"
 )
 

@@ -7,8 +7,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"parley/jobdef"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/jobspec"
 )
 
 // SubtitlesInput starts the workflow of one subtitle job.
@@ -47,7 +47,7 @@ func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {
 	if err != nil {
 		return err
 	}
-	if err := setStatus(ctx, in.JobID, jobdef.Processing, jobdef.Transcribing); err != nil {
+	if err := setStatus(ctx, in.JobID, jobspec.Processing, jobspec.Transcribing); err != nil {
 		return err
 	}
 	if err := transcribe(ctx, in.JobID, audio); err != nil {
@@ -56,7 +56,7 @@ func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {
 	if err := workflow.ExecuteActivity(summarized(bookkeeping(ctx), "Build the captions"), ActBuildSRT, job).Get(ctx, nil); err != nil {
 		return err
 	}
-	if err := setStatus(ctx, in.JobID, jobdef.Transcribing, jobdef.Burning); err != nil {
+	if err := setStatus(ctx, in.JobID, jobspec.Transcribing, jobspec.Burning); err != nil {
 		return err
 	}
 	burn := BurnInput{JobID: in.JobID, Run: 1, SourceKey: in.MediaKey, CleanedAudioKey: cleaned.AudioKey}
@@ -66,7 +66,7 @@ func runSubtitles(ctx workflow.Context, in SubtitlesInput) error {
 	}
 	// Every stage is charged at once, and only then is the video published:
 	// a job either succeeds whole and pays, or fails and pays nothing.
-	if err := charge(ctx, ChargeInput{JobID: in.JobID, Stages: jobdef.StageNames(jobdef.Stages(jobdef.Subtitles, in.VoiceCleanup))}); err != nil {
+	if err := charge(ctx, ChargeInput{JobID: in.JobID, Stages: jobspec.StageNames(jobspec.Stages(jobspec.Subtitles, in.VoiceCleanup))}); err != nil {
 		return err
 	}
 	if err := publish(ctx, in.JobID, out); err != nil {
@@ -115,7 +115,7 @@ func ReburnWorkflow(ctx workflow.Context, in ReburnInput) error {
 		reburned(dctx, in)
 		return temporal.NewNonRetryableApplicationError("reburn failed: "+code, code, err)
 	}
-	if err := setStatus(ctx, in.JobID, jobdef.Burning, jobdef.Done); err != nil {
+	if err := setStatus(ctx, in.JobID, jobspec.Burning, jobspec.Done); err != nil {
 		return err
 	}
 	reburned(ctx, in)

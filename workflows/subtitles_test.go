@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"parley/jobdef"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/jobspec"
 	"parley/workflows"
 )
 
@@ -29,11 +29,11 @@ func burn(run int) call {
 // burnCleaned is a burn run that replaces the video's sound with the cleaned track.
 func burnCleaned(run int) call {
 	return call{workflows.ActBurn, workflows.BurnInput{JobID: jobID, Run: run, SourceKey: uploadKey,
-		CleanedAudioKey: jobdef.CleanedAudioKey(jobID)}}
+		CleanedAudioKey: jobspec.CleanedAudioKey(jobID)}}
 }
 
 func publish(run int) call {
-	return call{workflows.ActPublishBurn, workflows.PublishInput{JobID: jobID, OutputKey: jobdef.OutputKey(jobID, run)}}
+	return call{workflows.ActPublishBurn, workflows.PublishInput{JobID: jobID, OutputKey: jobspec.OutputKey(jobID, run)}}
 }
 
 func reburnFailed(code, message string) call {
@@ -51,10 +51,10 @@ func TestSubtitlesWorkflow(t *testing.T) {
 		{
 			name: "with voice cleanup the engine hears the cleaned audio and every stage is charged",
 			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey},
-			wantCalls: seq(start(), cleanAudio(), prepare(jobdef.CleanedAudioKey(jobID)), reprice(),
+			wantCalls: seq(start(), cleanAudio(), prepare(jobspec.CleanedAudioKey(jobID)), reprice(),
 				setStatus("processing", "transcribing"), transcribe(), buildSRT(),
 				setStatus("transcribing", "burning"), burnCleaned(1),
-				charge(jobdef.StageTranscription.Name, jobdef.StageVoiceCleanup.Name, jobdef.StageBurn.Name), publish(1),
+				charge(jobspec.StageTranscription.Name, jobspec.StageVoiceCleanup.Name, jobspec.StageBurn.Name), publish(1),
 				finish("", ""), notifyCall()),
 		},
 		{
@@ -63,14 +63,14 @@ func TestSubtitlesWorkflow(t *testing.T) {
 			wantCalls: seq(start(), prepare(uploadKey), reprice(),
 				setStatus("processing", "transcribing"), transcribe(), buildSRT(),
 				setStatus("transcribing", "burning"), burn(1),
-				charge(jobdef.StageTranscription.Name, jobdef.StageBurn.Name), publish(1),
+				charge(jobspec.StageTranscription.Name, jobspec.StageBurn.Name), publish(1),
 				finish("", ""), notifyCall()),
 		},
 		{
 			name: "a burn that keeps failing fails the job as BURN_FAILED and charges nothing",
 			in:   workflows.SubtitlesInput{JobID: jobID, VoiceCleanup: true, MediaKey: uploadKey},
 			fail: script{workflows.ActBurn: always(errors.New("ffmpeg killed"))},
-			wantCalls: seq(start(), cleanAudio(), prepare(jobdef.CleanedAudioKey(jobID)), reprice(),
+			wantCalls: seq(start(), cleanAudio(), prepare(jobspec.CleanedAudioKey(jobID)), reprice(),
 				setStatus("processing", "transcribing"), transcribe(), buildSRT(),
 				setStatus("transcribing", "burning"), repeat(burnCleaned(1), mediaAttempts),
 				finish(problem.BurnFailed, ""), notifyCall()),
@@ -107,7 +107,7 @@ func TestSubtitlesWorkflow(t *testing.T) {
 			wantCalls: seq(start(), prepare(uploadKey), reprice(),
 				setStatus("processing", "transcribing"), transcribe(), buildSRT(),
 				setStatus("transcribing", "burning"), burn(1), burn(1),
-				charge(jobdef.StageTranscription.Name, jobdef.StageBurn.Name), publish(1),
+				charge(jobspec.StageTranscription.Name, jobspec.StageBurn.Name), publish(1),
 				finish("", ""), notifyCall()),
 		},
 	}

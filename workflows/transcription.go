@@ -7,8 +7,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"parley/jobdef"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/jobspec"
 )
 
 // TranscriptionInput starts the workflow of one transcription job.
@@ -47,7 +47,7 @@ func runTranscription(ctx workflow.Context, in TranscriptionInput) error {
 	if err := transcribe(ctx, in.JobID, audio); err != nil {
 		return err
 	}
-	if err := charge(ctx, ChargeInput{JobID: in.JobID, Stages: jobdef.StageNames(jobdef.Stages(jobdef.Transcription, false))}); err != nil {
+	if err := charge(ctx, ChargeInput{JobID: in.JobID, Stages: jobspec.StageNames(jobspec.Stages(jobspec.Transcription, false))}); err != nil {
 		return err
 	}
 	return finish(ctx, in.JobID)

@@ -17,8 +17,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"parley/activities"
-	"parley/jobdef"
-	"parley/problem"
+	"parley/platform/problem"
+	"parley/rules/jobspec"
 	"parley/worker"
 	"parley/workflows"
 )
@@ -85,13 +85,13 @@ func newHarness(t *testing.T, fail script) *harness {
 			return h.record(workflows.ActReprice, in)
 		},
 		workflows.ActDownload: func(_ context.Context, in workflows.JobInput) (workflows.DownloadResult, error) {
-			return workflows.DownloadResult{MediaKey: jobdef.SourceKey(in.JobID), DurationSec: 61}, h.record(workflows.ActDownload, in)
+			return workflows.DownloadResult{MediaKey: jobspec.SourceKey(in.JobID), DurationSec: 61}, h.record(workflows.ActDownload, in)
 		},
 		workflows.ActPrepareAudio: func(_ context.Context, in workflows.PrepareAudioInput) (workflows.AudioResult, error) {
-			return workflows.AudioResult{AudioKey: jobdef.AudioKey(in.JobID), DurationSec: decodedSec}, h.record(workflows.ActPrepareAudio, in)
+			return workflows.AudioResult{AudioKey: jobspec.AudioKey(in.JobID), DurationSec: decodedSec}, h.record(workflows.ActPrepareAudio, in)
 		},
 		workflows.ActCleanAudio: func(_ context.Context, in workflows.CleanAudioInput) (workflows.AudioResult, error) {
-			return workflows.AudioResult{AudioKey: jobdef.CleanedAudioKey(in.JobID)}, h.record(workflows.ActCleanAudio, in)
+			return workflows.AudioResult{AudioKey: jobspec.CleanedAudioKey(in.JobID)}, h.record(workflows.ActCleanAudio, in)
 		},
 		workflows.ActSplitAudio: func(_ context.Context, in workflows.SplitAudioInput) (workflows.SplitResult, error) {
 			return h.plan, h.record(workflows.ActSplitAudio, in)
@@ -101,14 +101,14 @@ func newHarness(t *testing.T, fail script) *harness {
 			if lang == "" {
 				lang = h.detected
 			}
-			key := jobdef.ChunkTranscriptKey(in.JobID, in.Chunk.Index)
+			key := jobspec.ChunkTranscriptKey(in.JobID, in.Chunk.Index)
 			return workflows.ChunkResult{TranscriptKey: key, Language: lang, Words: 10}, h.record(workflows.ActTranscribeChunk, in)
 		},
 		workflows.ActMergeChunks: func(_ context.Context, in workflows.MergeChunksInput) (workflows.TranscribeResult, error) {
 			return workflows.TranscribeResult{Words: 10 * len(in.Chunks), Language: in.Language}, h.record(workflows.ActMergeChunks, in)
 		},
 		workflows.ActBurn: func(_ context.Context, in workflows.BurnInput) (workflows.BurnResult, error) {
-			return workflows.BurnResult{OutputKey: jobdef.OutputKey(in.JobID, in.Run)}, h.record(workflows.ActBurn, in)
+			return workflows.BurnResult{OutputKey: jobspec.OutputKey(in.JobID, in.Run)}, h.record(workflows.ActBurn, in)
 		},
 		workflows.ActPublishBurn: func(_ context.Context, in workflows.PublishInput) error {
 			return h.record(workflows.ActPublishBurn, in)
@@ -209,12 +209,12 @@ func transcribe() []call {
 }
 
 func split() call {
-	return call{workflows.ActSplitAudio, workflows.SplitAudioInput{JobID: jobID, AudioKey: jobdef.AudioKey(jobID), DurationSec: decodedSec}}
+	return call{workflows.ActSplitAudio, workflows.SplitAudioInput{JobID: jobID, AudioKey: jobspec.AudioKey(jobID), DurationSec: decodedSec}}
 }
 
 // wholeChunk is the audio as one chunk.
 func wholeChunk() workflows.Chunk {
-	return workflows.Chunk{AudioKey: jobdef.AudioKey(jobID), EndSec: decodedSec}
+	return workflows.Chunk{AudioKey: jobspec.AudioKey(jobID), EndSec: decodedSec}
 }
 
 func chunk(c workflows.Chunk, language string) call {
@@ -225,7 +225,7 @@ func merge(language string, chunks ...workflows.Chunk) call {
 	in := workflows.MergeChunksInput{JobID: jobID, Language: language, DurationSec: decodedSec}
 	for _, c := range chunks {
 		in.Chunks = append(in.Chunks, workflows.MergedChunk{
-			TranscriptKey: jobdef.ChunkTranscriptKey(jobID, c.Index), StartSec: c.StartSec, EndSec: c.EndSec})
+			TranscriptKey: jobspec.ChunkTranscriptKey(jobID, c.Index), StartSec: c.StartSec, EndSec: c.EndSec})
 	}
 	return call{workflows.ActMergeChunks, in}
 }
@@ -281,13 +281,13 @@ func TestTranscriptionWorkflow(t *testing.T) {
 			name: "uploaded file is transcribed, charged once and finished",
 			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(),
-				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+				charge(jobspec.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
 			name: "URL job downloads first",
 			in:   workflows.TranscriptionInput{JobID: jobID, FromURL: true},
-			wantCalls: seq(start(), download(), prepare(jobdef.SourceKey(jobID)), reprice(), transcribe(),
-				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+			wantCalls: seq(start(), download(), prepare(jobspec.SourceKey(jobID)), reprice(), transcribe(),
+				charge(jobspec.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
 			name:      "media without audio fails with the activity's code and message",
@@ -338,7 +338,7 @@ func TestTranscriptionWorkflow(t *testing.T) {
 			name: "insufficient balance at charge fails the job with that code",
 			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail: script{workflows.ActCharge: always(refused(problem.InsufficientBalance, short))},
-			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(), charge(jobdef.StageTranscription.Name),
+			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(), charge(jobspec.StageTranscription.Name),
 				finish(problem.InsufficientBalance, short), notifyCall()),
 			wantCode: problem.InsufficientBalance,
 		},
@@ -348,7 +348,7 @@ func TestTranscriptionWorkflow(t *testing.T) {
 			fail: script{workflows.ActTranscribeChunk: onAttempt(1, temporal.NewHeartbeatTimeoutError())},
 			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(), chunk(wholeChunk(), "en"), chunk(wholeChunk(), "en"),
 				merge("en", wholeChunk()),
-				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+				charge(jobspec.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
 			name:      "a job that is already done is not run again",
@@ -362,7 +362,7 @@ func TestTranscriptionWorkflow(t *testing.T) {
 			in:   workflows.TranscriptionInput{JobID: jobID, MediaKey: uploadKey},
 			fail: script{workflows.ActNotify: always(refused(problem.Internal, "outbox down"))},
 			wantCalls: seq(start(), prepare(uploadKey), reprice(), transcribe(),
-				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+				charge(jobspec.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 	}
 	for _, tt := range tests {
@@ -380,7 +380,7 @@ func chunks() []workflows.Chunk {
 	cuts := []float64{0, 20.5, 41.25, decodedSec}
 	out := make([]workflows.Chunk, 3)
 	for i := range out {
-		out[i] = workflows.Chunk{Index: i, AudioKey: jobdef.ChunkAudioKey(jobID, i), StartSec: cuts[i], EndSec: cuts[i+1]}
+		out[i] = workflows.Chunk{Index: i, AudioKey: jobspec.ChunkAudioKey(jobID, i), StartSec: cuts[i], EndSec: cuts[i+1]}
 	}
 	return out
 }
@@ -415,14 +415,14 @@ func TestTranscriptionWorkflowSplit(t *testing.T) {
 			plan: workflows.SplitResult{Chunks: c, Language: "en"},
 			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(),
 				chunk(c[0], "en"), chunk(c[1], "en"), chunk(c[2], "en"), merge("en", c...),
-				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+				charge(jobspec.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
 			name: "a language to detect is decided once, on the first chunk, and pinned for the others",
 			plan: workflows.SplitResult{Chunks: c},
 			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(),
 				chunk(c[0], ""), chunk(c[1], "he"), chunk(c[2], "he"), merge("he", c...),
-				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+				charge(jobspec.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
 			name: "one chunk retried after its worker died: charged once",
@@ -430,7 +430,7 @@ func TestTranscriptionWorkflowSplit(t *testing.T) {
 			fail: script{workflows.ActTranscribeChunk: onAttempt(2, temporal.NewHeartbeatTimeoutError())},
 			wantCalls: seq(start(), prepare(uploadKey), reprice(), split(),
 				chunk(c[0], "en"), chunk(c[1], "en"), chunk(c[2], "en"), merge("en", c...),
-				charge(jobdef.StageTranscription.Name), finish("", ""), notifyCall()),
+				charge(jobspec.StageTranscription.Name), finish("", ""), notifyCall()),
 		},
 		{
 			name:     "a chunk refused fails the job with its code: no merge, no charge",

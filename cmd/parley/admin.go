@@ -17,10 +17,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"parley/api"
-	"parley/apikey"
-	"parley/billing"
-	"parley/config"
-	"parley/sms"
+	"parley/platform/config"
+	"parley/rules/apikey"
+	"parley/rules/billing"
+	"parley/rules/sms"
 	"parley/storage"
 )
 

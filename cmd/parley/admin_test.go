@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"parley/devstack/testenv"
 	"parley/storage"
-	"parley/testenv"
 )
 
 // parley runs the command line and returns what it printed on stdout.

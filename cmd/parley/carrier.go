@@ -9,8 +9,8 @@ import (
 	"io"
 	"os"
 
-	"parley/config"
-	"parley/twilio/localcarrier"
+	"parley/devstack/localcarrier"
+	"parley/platform/config"
 )
 
 const carrierUsage = `usage: parley carrier [inbound --from E164 --to E164 --body TEXT]

@@ -9,14 +9,14 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"parley/config"
-	"parley/mailcatch"
+	"parley/devstack/mailcatcher"
+	"parley/platform/config"
 )
 
-// mailcatcher serves the development mail catcher: SMTP on
+// runMailcatcher serves the development mail catcher: SMTP on
 // PARLEY_MAILCATCHER_SMTP_ADDR, where PARLEY_SMTP_URL points for make dev,
 // and the caught mail on PARLEY_MAILCATCHER_HTTP_ADDR.
-func mailcatcher(ctx context.Context) error {
+func runMailcatcher(ctx context.Context) error {
 	cfg, err := config.Load()
 	if err != nil {
 		return err
@@ -31,8 +31,8 @@ func mailcatcher(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := mailcatch.NewStore(mailcatch.StoreConfig{})
-	smtpServer := mailcatch.NewSMTPServer(store, mailcatch.SMTPConfig{Log: log})
+	store := mailcatcher.NewStore(mailcatcher.StoreConfig{})
+	smtpServer := mailcatcher.NewSMTPServer(store, mailcatcher.SMTPConfig{Log: log})
 	// Listening before serving makes a taken port fail the command at once.
 	smtpListener, err := net.Listen("tcp", cfg.MailcatcherSMTPAddr)
 	if err != nil {
@@ -43,12 +43,12 @@ func mailcatcher(ctx context.Context) error {
 		_ = smtpListener.Close()
 		return err
 	}
-	httpServer := &http.Server{Handler: mailcatch.NewInbox(store), ReadHeaderTimeout: 10 * time.Second}
+	httpServer := &http.Server{Handler: mailcatcher.NewInbox(store), ReadHeaderTimeout: 10 * time.Second}
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		log.WithField("addr", cfg.MailcatcherSMTPAddr).WithField("smtp_url", "smtp://"+cfg.MailcatcherSMTPAddr).Info("mail catcher taking SMTP")
-		if err := smtpServer.Serve(smtpListener); !errors.Is(err, mailcatch.ErrServerClosed) {
+		if err := smtpServer.Serve(smtpListener); !errors.Is(err, mailcatcher.ErrServerClosed) {
 			return err
 		}
 		return nil

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"parley/mail"
+	"parley/provider/mail"
 )
 
 // freeAddr returns a loopback address with a port nothing listens on just now.
@@ -31,7 +31,7 @@ func TestMailcatcherServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- mailcatcher(ctx) }()
+	go func() { done <- runMailcatcher(ctx) }()
 
 	sender, err := mail.NewSender(mail.Config{URL: "smtp://" + smtpAddr, From: "Parley <no-reply@parley.test>"})
 	if err != nil {
@@ -71,7 +71,7 @@ func TestMailcatcherLoopbackOnly(t *testing.T) {
 	for _, variable := range []string{"PARLEY_MAILCATCHER_SMTP_ADDR", "PARLEY_MAILCATCHER_HTTP_ADDR"} {
 		t.Run(variable, func(t *testing.T) {
 			t.Setenv(variable, "0.0.0.0:1025")
-			err := mailcatcher(context.Background())
+			err := runMailcatcher(context.Background())
 			if err == nil || !strings.Contains(err.Error(), variable) {
 				t.Errorf("mailcatcher on 0.0.0.0 = %v, want refused naming %s", err, variable)
 			}

@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string) error {
 		if len(args) > 1 {
 			return fmt.Errorf("mailcatcher takes no arguments")
 		}
-		return mailcatcher(ctx)
+		return runMailcatcher(ctx)
 	case "vapid":
 		return vapid(os.Stdout, args[1:])
 	case "help", "-h", "--help":

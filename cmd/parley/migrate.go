@@ -8,8 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/config"
 	"parley/migrations"
+	"parley/platform/config"
 	"parley/storage"
 )
 

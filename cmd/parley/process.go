@@ -16,22 +16,22 @@ import (
 
 	"parley/activities"
 	"parley/api"
-	"parley/chunking"
-	"parley/config"
-	"parley/elevenlabs"
-	"parley/i18n"
-	"parley/mail"
-	"parley/media"
-	"parley/medialink"
-	"parley/netguard"
-	"parley/notify"
-	"parley/speech"
+	"parley/platform/config"
+	"parley/platform/i18n"
+	"parley/platform/netguard"
+	"parley/platform/temporalclient"
+	"parley/provider/elevenlabs"
+	"parley/provider/mail"
+	"parley/provider/media"
+	"parley/provider/speech"
+	"parley/provider/stdwebhook"
+	"parley/provider/twilio"
+	"parley/provider/webpush"
+	"parley/rules/chunking"
+	"parley/rules/medialink"
+	"parley/service/notify"
+	"parley/service/voice"
 	"parley/storage"
-	"parley/temporalclient"
-	"parley/twilio"
-	"parley/voice"
-	"parley/webhook"
-	"parley/webpush"
 	"parley/worker"
 	"parley/workflows"
 )
@@ -159,7 +159,7 @@ func (s *services) activities() (worker.Activities, error) {
 func newEvents(cfg config.Config, db *bun.DB, c client.Client, guard netguard.Guard) *activities.Events {
 	links := medialink.NewSigner(cfg.MediaSecret, cfg.MediaLinkTTL)
 	return &activities.Events{
-		DB: db, Temporal: c, Guard: guard, HTTP: guard.EndpointClient(webhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
+		DB: db, Temporal: c, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
 		VideoURL: func(key string) string { return cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"parley/config"
+	"parley/platform/config"
 )
 
 func TestHTTPServerBoundsClients(t *testing.T) {

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"parley/api"
-	"parley/i18n"
-	"parley/media"
+	"parley/devstack/testenv"
+	"parley/platform/i18n"
+	"parley/provider/media"
 	"parley/storage"
-	"parley/testenv"
 )
 
 // A client that trickles an upload's body is cut off by the server the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"parley/webpush"
+	"parley/provider/webpush"
 )
 
 // vapid generates a Web Push application server key pair and prints it as

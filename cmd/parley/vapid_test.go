@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"parley/webpush"
+	"parley/provider/webpush"
 )
 
 // The printed pair is one a Sender accepts: the private key matches the public one.

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"parley/config"
-	"parley/elevenlabs"
-	"parley/elevenlabs/localagents"
+	"parley/devstack/localvoice"
+	"parley/platform/config"
+	"parley/provider/elevenlabs"
 )
 
 const (
@@ -30,7 +30,7 @@ func voiceProvider(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	standIn := localagents.New(localagents.Config{APIKey: cfg.ElevenLabsAPIKey})
+	standIn := localvoice.New(localvoice.Config{APIKey: cfg.ElevenLabsAPIKey})
 	for _, d := range demoConversations(time.Now()) {
 		standIn.Put(d)
 	}

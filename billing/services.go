@@ -1,8 +1,0 @@
-package billing
-
-// Ledger services that are not job stages (those are in jobdef): what a
-// charge is booked under and what /profile's spend_by_service names.
-const (
-	ServiceVoiceMinute = "voice_minute"
-	ServiceSMS         = "sms"
-)

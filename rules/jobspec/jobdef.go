@@ -1,0 +1,171 @@
+// Package jobspec is what a transcription or subtitle job is, defined once: its
+// kinds, its statuses, the stages it is billed for (each with its price-list
+// item, its ledger service and its cost on the job), and the rules for which
+// media a job accepts. API, service, workflows and activities all read it.
+package jobspec
+
+import (
+	"errors"
+	"fmt"
+
+	"parley/platform/problem"
+	"parley/provider/media"
+	"parley/rules/billing"
+)
+
+// Kind is what a job does.
+type Kind = string
+
+// Job kinds.
+const (
+	Transcription Kind = "transcription"
+	Subtitles     Kind = "subtitles"
+)
+
+// Status is where a job is in its life.
+type Status = string
+
+// Statuses. A job is created queued; done and failed are final, left only by
+// a re-burn (done -> burning -> done) or an operator's reset of a failed job.
+const (
+	Queued       Status = "queued"
+	Processing   Status = "processing"
+	Transcribing Status = "transcribing"
+	Burning      Status = "burning"
+	Done         Status = "done"
+	Failed       Status = "failed"
+)
+
+// Final reports whether s ends a job.
+func Final(s Status) bool { return s == Done || s == Failed }
+
+// Costs are a job's priced stages, in micro-dollars, as stored on the job.
+type Costs struct {
+	Transcription billing.Micros `bun:"cost_micros"`
+	VoiceCleanup  billing.Micros `bun:"cleanup_cost_micros"`
+	Burn          billing.Micros `bun:"burn_cost_micros"`
+}
+
+// Total is what the stages cost together.
+func (c Costs) Total() billing.Micros { return c.Transcription + c.VoiceCleanup + c.Burn }
+
+// Stage is one billed step of a job.
+type Stage struct {
+	// Name keys the stage in workflows and in the ledger's (job, stage) key.
+	Name string
+	// PriceItem is the per-minute item of the price list.
+	PriceItem string
+	// Service is what the ledger books the charge under, as
+	// spend_by_service names it.
+	Service string
+	// cost points at the stage's amount on a job.
+	cost func(*Costs) *billing.Micros
+}
+
+// Cost is the stage's amount in c.
+func (s Stage) Cost(c *Costs) *billing.Micros { return s.cost(c) }
+
+// The stages. The three vocabularies differ for historical reasons (the price
+// list says voice_cleanup, the ledger and the profile say voice_isolator);
+// this table is the one place that maps them.
+var (
+	StageTranscription = Stage{Name: "transcription", PriceItem: "transcription", Service: "transcription",
+		cost: func(c *Costs) *billing.Micros { return &c.Transcription }}
+	StageVoiceCleanup = Stage{Name: "voice_cleanup", PriceItem: "voice_cleanup", Service: "voice_isolator",
+		cost: func(c *Costs) *billing.Micros { return &c.VoiceCleanup }}
+	StageBurn = Stage{Name: "burn", PriceItem: "subtitle_burn", Service: "subtitle_burn",
+		cost: func(c *Costs) *billing.Micros { return &c.Burn }}
+)
+
+var stages = []Stage{StageTranscription, StageVoiceCleanup, StageBurn}
+
+// Services are the ledger services of every stage.
+func Services() []string {
+	out := make([]string, len(stages))
+	for i, s := range stages {
+		out[i] = s.Service
+	}
+	return out
+}
+
+// StageNamed finds a stage by its name.
+func StageNamed(name string) (Stage, bool) {
+	for _, s := range stages {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Stage{}, false
+}
+
+// Stages are the billed stages of a job of kind k; voice cleanup only when
+// it was asked for.
+func Stages(k Kind, voiceCleanup bool) []Stage {
+	if k != Subtitles {
+		return []Stage{StageTranscription}
+	}
+	if voiceCleanup {
+		return []Stage{StageTranscription, StageVoiceCleanup, StageBurn}
+	}
+	return []Stage{StageTranscription, StageBurn}
+}
+
+// StageNames are the names of stages, for workflow inputs.
+func StageNames(st []Stage) []string {
+	out := make([]string, len(st))
+	for i, s := range st {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// PerMinute reads the current per-minute price of a price-list item.
+type PerMinute func(item string) (billing.Micros, error)
+
+// Price sets the cost of each stage for seconds of media.
+func Price(c *Costs, st []Stage, seconds float64, perMinute PerMinute) error {
+	for _, s := range st {
+		p, err := perMinute(s.PriceItem)
+		if err != nil {
+			return err
+		}
+		*s.Cost(c) = billing.ForDuration(seconds, p)
+	}
+	return nil
+}
+
+// Accept refuses media a job cannot use: unreadable media, media without an
+// audio stream, and (subtitles) media without a video stream. err is what
+// probing the media returned.
+func Accept(k Kind, info media.Info, err error) error {
+	switch {
+	case errors.Is(err, media.ErrUnreadable):
+		return problem.Wrap(problem.MediaUnreadable, err)
+	case err != nil:
+		return err
+	case !info.HasAudio:
+		return problem.New(problem.NoAudioStream, nil)
+	case k == Subtitles && !info.HasVideo:
+		return problem.Wrap(problem.MediaUnreadable, errors.New("no video stream"))
+	}
+	return nil
+}
+
+// Object keys of a job's media, derived from its id so that a retried
+// activity overwrites what an earlier attempt wrote.
+func SourceKey(jobID int64) string       { return fmt.Sprintf("jobs/%d/source", jobID) }
+func AudioKey(jobID int64) string        { return fmt.Sprintf("jobs/%d/audio.wav", jobID) }
+func CleanedAudioKey(jobID int64) string { return fmt.Sprintf("jobs/%d/cleaned.wav", jobID) }
+func OutputKey(jobID int64, run int) string {
+	return fmt.Sprintf("jobs/%d/output-%d.mp4", jobID, run)
+}
+
+// ChunkAudioKey and ChunkTranscriptKey hold the audio and the transcript of
+// the index-th chunk of a job's split audio: a chunk retried on another
+// worker overwrites its own objects.
+func ChunkAudioKey(jobID int64, index int) string {
+	return fmt.Sprintf("jobs/%d/chunks/%d.wav", jobID, index)
+}
+func ChunkTranscriptKey(jobID int64, index int) string {
+	return fmt.Sprintf("jobs/%d/chunks/%d.json", jobID, index)
+}

@@ -1,0 +1,105 @@
+package jobspec
+
+import (
+	"errors"
+	"testing"
+
+	"parley/platform/problem"
+	"parley/provider/media"
+	"parley/rules/billing"
+)
+
+func TestStagesOfEachKind(t *testing.T) {
+	tests := []struct {
+		kind    Kind
+		cleanup bool
+		want    []string
+	}{
+		{Transcription, false, []string{"transcription"}},
+		{Transcription, true, []string{"transcription"}}, // cleanup is a subtitle stage only
+		{Subtitles, false, []string{"transcription", "burn"}},
+		{Subtitles, true, []string{"transcription", "voice_cleanup", "burn"}},
+	}
+	for _, tt := range tests {
+		got := StageNames(Stages(tt.kind, tt.cleanup))
+		if len(got) != len(tt.want) {
+			t.Fatalf("%s cleanup=%v: %v, want %v", tt.kind, tt.cleanup, got, tt.want)
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("%s cleanup=%v: %v, want %v", tt.kind, tt.cleanup, got, tt.want)
+			}
+		}
+	}
+}
+
+// One stage, three names: the price list's item, the ledger's service and
+// the job's cost column must stay tied together.
+func TestStageVocabularies(t *testing.T) {
+	var c Costs
+	*StageVoiceCleanup.Cost(&c) = 7
+	*StageBurn.Cost(&c) = 11
+	*StageTranscription.Cost(&c) = 13
+	if c.VoiceCleanup != 7 || c.Burn != 11 || c.Transcription != 13 || c.Total() != 31 {
+		t.Fatalf("cost columns crossed: %+v", c)
+	}
+	if StageVoiceCleanup.PriceItem != "voice_cleanup" || StageVoiceCleanup.Service != "voice_isolator" {
+		t.Errorf("voice cleanup: %+v", StageVoiceCleanup)
+	}
+	for _, name := range []string{"transcription", "voice_cleanup", "burn"} {
+		if s, ok := StageNamed(name); !ok || s.Name != name {
+			t.Errorf("StageNamed(%q) = %+v, %v", name, s, ok)
+		}
+	}
+	if _, ok := StageNamed("voice_isolator"); ok {
+		t.Error("a ledger service is not a stage name")
+	}
+}
+
+func TestPriceBillsEverySecondAtThePerMinutePrice(t *testing.T) {
+	prices := map[string]billing.Micros{"transcription": 6000, "voice_cleanup": 10000, "subtitle_burn": 20000}
+	var c Costs
+	err := Price(&c, Stages(Subtitles, true), 90, func(item string) (billing.Micros, error) { return prices[item], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 90 s is 1.5 minutes: 9000 + 15000 + 30000 micro-dollars.
+	if c.Transcription != 9000 || c.VoiceCleanup != 15000 || c.Burn != 30000 {
+		t.Fatalf("costs %+v", c)
+	}
+	boom := errors.New("no price")
+	if err := Price(&c, Stages(Transcription, false), 1, func(string) (billing.Micros, error) { return 0, boom }); !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestAcceptRefusesMediaAJobCannotUse(t *testing.T) {
+	audio := media.Info{HasAudio: true}
+	video := media.Info{HasAudio: true, HasVideo: true}
+	tests := []struct {
+		kind     Kind
+		info     media.Info
+		probeErr error
+		want     string
+	}{
+		{Transcription, audio, nil, ""},
+		{Subtitles, video, nil, ""},
+		{Subtitles, audio, nil, problem.MediaUnreadable},
+		{Transcription, media.Info{HasVideo: true}, nil, problem.NoAudioStream},
+		{Transcription, media.Info{}, media.ErrUnreadable, problem.MediaUnreadable},
+	}
+	for _, tt := range tests {
+		err := Accept(tt.kind, tt.info, tt.probeErr)
+		p, _ := problem.As(err)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s %+v: %v", tt.kind, tt.info, err)
+		case tt.want != "" && (p == nil || p.Code != tt.want):
+			t.Errorf("%s %+v: %v, want %s", tt.kind, tt.info, err, tt.want)
+		}
+	}
+	other := errors.New("store down")
+	if err := Accept(Transcription, media.Info{}, other); !errors.Is(err, other) {
+		t.Errorf("an outage is passed through: %v", err)
+	}
+}

@@ -1,0 +1,138 @@
+// Package jobs shapes jobs as the API shows them. It is shared by the API's
+// GET handlers and by the activities that put a job into an event's payload,
+// so a webhook's data is the resource exactly as its GET returns it without
+// the worker importing the api package.
+package jobs
+
+import (
+	"encoding/json"
+	"time"
+
+	"parley/rules/jobspec"
+	"parley/rules/transcript"
+	"parley/storage"
+)
+
+// Language is a job's requested and detected language.
+type Language struct {
+	Detected  *string `json:"detected"`
+	Requested string  `json:"requested"`
+}
+
+// Transcription is a transcription job as GET /transcribe/{id} returns it.
+type Transcription struct {
+	ID               int64             `json:"id"`
+	Service          string            `json:"service"`
+	Status           string            `json:"status"`
+	Kind             string            `json:"kind"`
+	FileName         string            `json:"file_name"`
+	SourceURL        *string           `json:"source_url,omitempty"`
+	AudioDurationSec *float64          `json:"audio_duration_sec"`
+	TranscriptText   string            `json:"transcript_text"`
+	Words            []transcript.Word `json:"words,omitempty"`
+	CostUSD          string            `json:"cost_usd"`
+	Language         Language          `json:"language"`
+	Source           string            `json:"source"`
+	EmailAfter       bool              `json:"email_after"`
+	SMSAfter         bool              `json:"sms_after"`
+	CreatedAt        time.Time         `json:"created_at"`
+	StartedAt        *time.Time        `json:"started_at"`
+	CompletedAt      *time.Time        `json:"completed_at"`
+	ErrorCode        *string           `json:"error_code,omitempty"`
+	ErrorMessage     *string           `json:"error_message,omitempty"`
+}
+
+// NewTranscription shapes a job; words only when asked for and done, and the
+// transcript only once done.
+func NewTranscription(j storage.Job, withWords bool) Transcription {
+	v := Transcription{
+		ID: j.ID, Service: "speech-to-text", Status: j.Status, Kind: j.InputKind, FileName: j.FileName,
+		SourceURL: j.SourceURL, AudioDurationSec: j.DurationSec, CostUSD: j.Costs.Transcription.CostString(),
+		Language: Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
+		Source:   j.Source, EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
+		CreatedAt: j.CreatedAt.UTC(), StartedAt: UTC(j.StartedAt), CompletedAt: UTC(j.CompletedAt),
+		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage,
+	}
+	if j.Status == jobspec.Done {
+		v.TranscriptText = j.TranscriptText
+		if withWords {
+			v.Words = j.Words
+			if v.Words == nil {
+				v.Words = []transcript.Word{}
+			}
+		}
+	}
+	return v
+}
+
+// ReburnError is why the last re-burn of a subtitle job failed.
+type ReburnError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Subtitles is a subtitle job as GET /subtitles/{id} returns it.
+type Subtitles struct {
+	ID                   int64           `json:"id"`
+	Service              string          `json:"service"`
+	Status               string          `json:"status"`
+	FileName             string          `json:"file_name"`
+	VideoDurationSec     *float64        `json:"video_duration_sec"`
+	OutputVideoURL       *string         `json:"output_video_url"`
+	UsedVoiceCleanup     bool            `json:"used_voice_cleanup"`
+	VoiceCleanupCostUSD  string          `json:"voice_cleanup_cost_usd"`
+	BurnCostUSD          string          `json:"burn_cost_usd"`
+	TranscriptionCostUSD string          `json:"transcription_cost_usd"`
+	Language             Language        `json:"language"`
+	Style                json.RawMessage `json:"style"`
+	StyleNote            *string         `json:"style_note,omitempty"`
+	BurnRuns             int             `json:"burn_runs"`
+	Source               string          `json:"source"`
+	EmailAfter           bool            `json:"email_after"`
+	SMSAfter             bool            `json:"sms_after"`
+	CreatedAt            time.Time       `json:"created_at"`
+	StartedAt            *time.Time      `json:"started_at"`
+	CompletedAt          *time.Time      `json:"completed_at"`
+	ErrorCode            *string         `json:"error_code,omitempty"`
+	ErrorMessage         *string         `json:"error_message,omitempty"`
+	LastReburnError      *ReburnError    `json:"last_reburn_error,omitempty"`
+}
+
+// NewSubtitles shapes a subtitle job; videoURL turns the output video's
+// object key into the signed link a client downloads it from.
+func NewSubtitles(j storage.Job, videoURL func(key string) string) Subtitles {
+	v := Subtitles{
+		ID: j.ID, Service: "subtitles", Status: j.Status, FileName: j.FileName, VideoDurationSec: j.DurationSec,
+		UsedVoiceCleanup: j.UseVoiceCleanup, VoiceCleanupCostUSD: j.Costs.VoiceCleanup.CostString(),
+		BurnCostUSD: j.Costs.Burn.CostString(), TranscriptionCostUSD: j.Costs.Transcription.CostString(),
+		Language: Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
+		Style:    j.Style, StyleNote: j.StyleNote, BurnRuns: j.BurnRuns, Source: j.Source,
+		EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
+		CreatedAt: j.CreatedAt.UTC(), StartedAt: UTC(j.StartedAt), CompletedAt: UTC(j.CompletedAt),
+		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage,
+	}
+	if v.Style == nil {
+		v.Style = json.RawMessage("{}")
+	}
+	if j.OutputKey != nil {
+		link := videoURL(*j.OutputKey)
+		v.OutputVideoURL = &link
+	}
+	if j.ReburnErrorCode != nil {
+		msg := ""
+		if j.ReburnErrorMessage != nil {
+			msg = *j.ReburnErrorMessage
+		}
+		v.LastReburnError = &ReburnError{Code: *j.ReburnErrorCode, Message: msg}
+	}
+	return v
+}
+
+// UTC returns an optional time in UTC.
+func UTC(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,187 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sirupsen/logrus"
+
+	"parley/platform/problem"
+	"parley/rules/sms"
+	"parley/rules/textcheck"
+	"parley/storage"
+	"parley/workflows"
+)
+
+// MaxContactName is the longest remote contact name, in code points.
+const MaxContactName = 100
+
+// Threads lists a page of an account's threads, latest activity first.
+func (s *Service) Threads(ctx context.Context, accountID string, f storage.ThreadFilter) ([]ThreadView, error) {
+	ts, err := s.d.SMS.Threads(ctx, accountID, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ThreadView, len(ts))
+	for i, t := range ts {
+		out[i] = NewThreadView(t)
+	}
+	return out, nil
+}
+
+// Conversation is a thread with a page of its messages, newest first.
+type Conversation struct {
+	Thread   ThreadView    `json:"thread"`
+	Messages []MessageView `json:"messages"`
+}
+
+// Thread reads one of an account's threads with limit of its messages below
+// the id before (0: the newest).
+func (s *Service) Thread(ctx context.Context, accountID string, id, before int64, limit int) (Conversation, error) {
+	t, err := s.d.SMS.Thread(ctx, accountID, id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	ms, err := s.d.SMS.ThreadMessages(ctx, t.ID, before, limit)
+	if err != nil {
+		return Conversation{}, err
+	}
+	out := Conversation{Thread: NewThreadView(t), Messages: make([]MessageView, len(ms))}
+	for i, m := range ms {
+		out.Messages[i] = NewMessageView(m)
+	}
+	return out, nil
+}
+
+// ThreadUpdate is PATCH /sms/threads/{id}: nil fields are left as they are.
+type ThreadUpdate struct {
+	MarkRead *bool
+	Archived *bool
+	// ContactName is set when the request names remoteContactName; its Name
+	// is nil when the request clears it (null).
+	ContactName *storage.ContactName
+}
+
+// UpdateThread marks a thread read, archives or restores it, or names its
+// remote contact, and returns it as it is now. A request that asks for
+// nothing, or for markRead false, is refused.
+func (s *Service) UpdateThread(ctx context.Context, accountID string, id int64, u ThreadUpdate) (ThreadView, error) {
+	if u.MarkRead == nil && u.Archived == nil && u.ContactName == nil {
+		return ThreadView{}, problem.Invalid("body", "must set at least one of markRead, archived, remoteContactName")
+	}
+	if u.MarkRead != nil && !*u.MarkRead {
+		return ThreadView{}, problem.Invalid("markRead", "can only be true")
+	}
+	if u.ContactName != nil && u.ContactName.Name != nil {
+		name := strings.TrimSpace(*u.ContactName.Name)
+		switch err := textcheck.Name(name); {
+		case err != nil:
+			return ThreadView{}, problem.Invalid("remoteContactName", err.Error())
+		case name == "":
+			return ThreadView{}, problem.Invalid("remoteContactName", "must not be empty; send null to clear it")
+		case utf8.RuneCountInString(name) > MaxContactName:
+			return ThreadView{}, problem.Invalid("remoteContactName", fmt.Sprintf("must be at most %d characters", MaxContactName))
+		}
+		u.ContactName.Name = &name
+	}
+	ch := storage.ThreadChange{MarkRead: u.MarkRead != nil, Archived: u.Archived, ContactName: u.ContactName}
+	t, err := s.d.SMS.UpdateThread(ctx, accountID, id, ch, s.d.Now())
+	if err != nil {
+		return ThreadView{}, err
+	}
+	return NewThreadView(t), nil
+}
+
+// ReplyRequest is POST /sms/threads/{id}/reply.
+type ReplyRequest struct {
+	AccountID string
+	ThreadID  int64
+	Body      string
+	Variables map[string]string
+}
+
+// Reply sends a message into a thread: a one-recipient send from the
+// thread's number to its remote number, under every rule of Send (phone
+// verified, country, price, quota, balance). The template may use {{phone}}
+// (the remote number) and {{name}} (the remote contact's name, missing while
+// it has none) besides the request's own variables, which cannot replace
+// those two.
+func (s *Service) Reply(ctx context.Context, req ReplyRequest) (Sent, error) {
+	t, err := s.d.SMS.Thread(ctx, req.AccountID, req.ThreadID)
+	if err != nil {
+		return Sent{}, err
+	}
+	vars := make(map[string]string, len(req.Variables)+2)
+	for name, v := range req.Variables {
+		if err := textcheck.Text(v); err != nil {
+			return Sent{}, problem.Invalid("variables."+name, err.Error())
+		}
+		vars[name] = v
+	}
+	delete(vars, "name")
+	vars["phone"] = t.RemotePhone
+	if t.RemoteContactName != nil {
+		vars["name"] = *t.RemoteContactName
+	}
+	res, err := s.Send(ctx, SendRequest{AccountID: req.AccountID, From: t.OwnedNumber, Body: req.Body,
+		Recipients: []Recipient{{Phone: t.RemotePhone, Variables: vars}}})
+	if err != nil {
+		return Sent{}, err
+	}
+	return *res.Single, nil
+}
+
+// InboundMessage is what the carrier's inbound webhook reports.
+type InboundMessage struct {
+	SID, From, To, Body string
+}
+
+// Receive stores a message sent to one of the owned numbers, once per
+// carrier sid, in its thread, and starts the workflow that raises
+// sms.message.received. A retried webhook stores nothing new but starts the
+// workflow again (a no-op once it exists), so an earlier attempt that
+// stored the message and then failed to start it is completed. A message to
+// a number nobody owns is logged and dropped.
+func (s *Service) Receive(ctx context.Context, in InboundMessage) error {
+	log := s.d.Log.WithFields(logrus.Fields{"sid": in.SID, "to": in.To})
+	if in.SID == "" || in.From == "" {
+		log.Warn("inbound sms without a sid or a sender ignored")
+		return nil
+	}
+	number, err := s.d.SMS.NumberByPhone(ctx, in.To)
+	if errors.Is(err, storage.ErrNotFound) {
+		log.Warn("inbound sms to a number nobody owns ignored")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	body := cleanInbound(in.Body)
+	seg := sms.Measure(body)
+	// The country of a sender that is no E.164 number (a short code, an
+	// alphanumeric id) is unknown: replies to it are refused at validation.
+	phone, _ := sms.ParsePhone(in.From)
+	m, stored, err := s.d.SMS.Receive(ctx, storage.Inbound{SID: in.SID, Number: number, From: in.From, Country: phone.Country,
+		Body: body, Segments: seg.Segments, Encoding: string(seg.Encoding)}, s.d.Now())
+	if err != nil {
+		return err
+	}
+	log = log.WithFields(logrus.Fields{"account_id": number.AccountID, "message_id": m.ID, "thread_id": m.ThreadID})
+	job := workflows.Job{AccountID: number.AccountID, Kind: workflows.SMSInboundKind, ID: m.ID,
+		Summary: fmt.Sprintf("SMS from %s to %s received", in.From, number.Phone)}
+	if err := workflows.StartSMSReceived(ctx, s.d.Temporal, job, workflows.SMSReceivedInput{MessageID: m.ID}); err != nil {
+		return err
+	}
+	log.WithField("stored", stored).Info("inbound sms received")
+	return nil
+}
+
+// cleanInbound makes a body the carrier delivered storable as it is meant:
+// PostgreSQL text holds neither NUL nor invalid UTF-8. The message already
+// arrived, so it is kept, not refused.
+func cleanInbound(body string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(body, "\uFFFD"), "\x00", "")
+}

@@ -1,0 +1,59 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"parley/platform/netguard"
+	"parley/platform/problem"
+	"parley/provider/webpush"
+	"parley/storage"
+)
+
+// SubscriptionStore keeps the push subscriptions.
+type SubscriptionStore interface {
+	Save(ctx context.Context, s *storage.PushSubscription) error
+	Delete(ctx context.Context, accountID string, id int64) error
+}
+
+// Subscriptions is the service behind /notifications/push-subscriptions.
+type Subscriptions struct {
+	store SubscriptionStore
+	guard netguard.Guard
+}
+
+// NewSubscriptions returns the service; guard checks every push endpoint.
+func NewSubscriptions(store SubscriptionStore, guard netguard.Guard) *Subscriptions {
+	return &Subscriptions{store: store, guard: guard}
+}
+
+// Subscribe stores a browser's PushSubscription for the account after
+// checking its keys and passing its endpoint through the URL guard: Parley
+// will post to it, so it gets the same scrutiny as a webhook URL.
+func (s *Subscriptions) Subscribe(ctx context.Context, accountID string, sub webpush.Subscription) (storage.PushSubscription, error) {
+	raw, err := json.Marshal(sub)
+	if err != nil {
+		return storage.PushSubscription{}, err
+	}
+	if _, err := webpush.ParseSubscription(raw); err != nil {
+		return storage.PushSubscription{}, problem.Invalid("subscription", err.Error())
+	}
+	if err := s.guard.CheckEndpoint(ctx, sub.Endpoint); err != nil {
+		if errors.Is(err, netguard.ErrNotAllowed) {
+			reason := map[string]any{"reason": netguard.ClientMessage(err)}
+			return storage.PushSubscription{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
+		}
+		return storage.PushSubscription{}, problem.Wrap(problem.ServiceUnavailable, err)
+	}
+	row := storage.PushSubscription{AccountID: accountID, Endpoint: sub.Endpoint, P256dh: sub.Keys.P256dh, Auth: sub.Keys.Auth}
+	if err := s.store.Save(ctx, &row); err != nil {
+		return storage.PushSubscription{}, err
+	}
+	return row, nil
+}
+
+// Unsubscribe deletes one of the account's subscriptions.
+func (s *Subscriptions) Unsubscribe(ctx context.Context, accountID string, id int64) error {
+	return s.store.Delete(ctx, accountID, id)
+}
