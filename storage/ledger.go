@@ -11,13 +11,6 @@ import (
 	"parley/rules/billing"
 )
 
-// Ledger movement kinds.
-const (
-	KindTopUp  = "topup"
-	KindCharge = "charge"
-	KindRefund = "refund"
-)
-
 // LedgerEntry is one movement of credit. Entries are never updated or deleted.
 type LedgerEntry struct {
 	bun.BaseModel `bun:"table:credit_ledger"`
@@ -36,41 +29,10 @@ type LedgerEntry struct {
 	CreatedAt      time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }
 
-// Movement asks the ledger to move credit. Amount is positive; Kind says the
-// direction. Key makes the movement idempotent.
-type Movement struct {
-	AccountID string
-	Kind      string
-	Service   string
-	Amount    billing.Micros
-	Key       string
-	JobKind   string
-	JobID     int64
-	Stage     string
-	Note      string
-}
-
 // ChargeKey is the idempotency key of the charge for one stage of one job.
 func ChargeKey(jobKind string, jobID int64, stage string) string {
 	return fmt.Sprintf("charge:%s:%d:%s", jobKind, jobID, stage)
 }
-
-// InsufficientBalanceError says a charge or admission needs more credit.
-type InsufficientBalanceError struct {
-	Required, Balance billing.Micros
-}
-
-func (e *InsufficientBalanceError) Error() string {
-	return fmt.Sprintf("insufficient balance: need %d micro-USD, have %d", e.Required, e.Balance)
-}
-
-// Details are the client-safe figures of the refusal, in dollars.
-func (e *InsufficientBalanceError) Details() map[string]any {
-	return map[string]any{"requiredUsd": e.Required.USD(), "balanceUsd": e.Balance.USD()}
-}
-
-// ErrKeyReused means an idempotency key was used for a different movement.
-var ErrKeyReused = errors.New("idempotency key already used for a different movement")
 
 // Ledger posts movements and keeps accounts.balance_micros in step.
 type Ledger struct{ DB *bun.DB }
