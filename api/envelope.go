@@ -13,8 +13,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 
+	"parley/model"
 	"parley/platform/problem"
-	"parley/storage"
 )
 
 // envelope is the body of every JSON response.
@@ -74,8 +74,8 @@ func (s *Server) fail(c *gin.Context, err error) {
 		}
 	}
 	prefs := []string{c.GetHeader("Accept-Language")}
-	if acc, ok := accountFrom(c); ok {
-		prefs = append(prefs, acc.Locale)
+	if caller, ok := keyFrom(c); ok {
+		prefs = append(prefs, caller.Locale)
 	}
 	c.AbortWithStatusJSON(statusOf(p), envelope{
 		OK: false,
@@ -93,8 +93,8 @@ func (s *Server) classify(err error) *problem.Error {
 	if p, ok := problem.As(err); ok {
 		return p
 	}
-	var balance *storage.InsufficientBalanceError
-	var jobs *storage.TooManyJobsError
+	var balance *model.InsufficientBalanceError
+	var jobs *model.TooManyJobsError
 	var netErr *net.OpError
 	switch {
 	case errors.As(err, &balance):
@@ -105,7 +105,7 @@ func (s *Server) classify(err error) *problem.Error {
 			d["scope"] = "platform"
 		}
 		return problem.New(problem.TooManyJobs, d)
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		return problem.New(problem.NotFound, nil)
 	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
 		return problem.Wrap(problem.ServiceUnavailable, err)
@@ -117,7 +117,7 @@ func (s *Server) classify(err error) *problem.Error {
 func (s *Server) entry(c *gin.Context) *logrus.Entry {
 	fields := logrus.Fields{"request_id": requestID(c), "route": c.FullPath()}
 	if k, ok := keyFrom(c); ok {
-		fields["key_id"] = k.ID
+		fields["key_id"] = k.KeyID
 		fields["account_id"] = k.AccountID
 	}
 	return s.log.WithFields(fields)

@@ -7,7 +7,6 @@ import (
 
 	"parley/platform/problem"
 	"parley/service/messaging"
-	"parley/storage"
 )
 
 type smsRecipientRequest struct {
@@ -19,22 +18,6 @@ type sendSMSRequest struct {
 	From       string                `json:"from"`
 	Body       string                `json:"body"`
 	Recipients []smsRecipientRequest `json:"recipients"`
-}
-
-// smsMessageJSON is the answer to a single send.
-type smsMessageJSON struct {
-	MessageID         int64   `json:"messageId"`
-	ThreadID          int64   `json:"threadId"`
-	To                string  `json:"to"`
-	Country           string  `json:"country"`
-	Status            string  `json:"status"`
-	Segments          int     `json:"segments"`
-	Encoding          string  `json:"encoding"`
-	CostUSD           float64 `json:"costUsd"`
-	PriceUSD          float64 `json:"priceUsd"`
-	UpstreamMessageID *string `json:"upstreamMessageId"`
-	ErrorCode         *string `json:"errorCode"`
-	ErrorMessage      *string `json:"errorMessage"`
 }
 
 type smsBatchAcceptedJSON struct {
@@ -101,23 +84,7 @@ func respondSent(c *gin.Context, sent messaging.Sent) {
 	if !sent.Answered {
 		status = http.StatusAccepted
 	}
-	respond(c, status, smsMessageView(sent.Message))
-}
-
-// smsMessageView shapes a single send's message; a price is only shown once
-// it is charged (the carrier accepted the message).
-func smsMessageView(m storage.SMSMessage) smsMessageJSON {
-	v := smsMessageJSON{MessageID: m.ID, ThreadID: m.ThreadID, To: m.ToPhone, Country: m.Country, Status: m.Status,
-		Segments: m.Segments, Encoding: m.Encoding, UpstreamMessageID: m.UpstreamSID,
-		ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage}
-	v.PriceUSD, v.CostUSD = charged(m)
-	return v
-}
-
-// charged is what a message cost the user and the platform, in USD.
-func charged(m storage.SMSMessage) (price, cost float64) {
-	p, c := messaging.Charged(m)
-	return p.USD(), c.USD()
+	respond(c, status, messaging.NewSentView(sent.Message))
 }
 
 func (s *Server) getSMSBatch(c *gin.Context) {

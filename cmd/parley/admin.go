@@ -16,11 +16,11 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/api"
 	"parley/platform/config"
 	"parley/rules/apikey"
 	"parley/rules/billing"
 	"parley/rules/sms"
+	"parley/service/accounts"
 	"parley/storage"
 )
 
@@ -224,7 +224,7 @@ func keyCreate(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string)
 	if err != nil {
 		return nil, err
 	}
-	return api.IssuedKeyView(issued), nil
+	return accounts.NewIssuedKey(issued), nil
 }
 
 func keyRevoke(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
@@ -236,7 +236,7 @@ func keyRevoke(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string)
 	if err != nil {
 		return nil, err
 	}
-	return api.KeyView(k), nil
+	return accounts.NewKey(k), nil
 }
 
 func limitsSet(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
@@ -418,7 +418,7 @@ func bootstrapDev(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []stri
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"account": acc, "key": api.IssuedKeyView(key), "secret": key.Secret, "smsFrom": devSender, "voiceAgent": demoAgentID}, nil
+	return map[string]any{"account": acc, "key": accounts.NewIssuedKey(key), "secret": key.Secret, "smsFrom": devSender, "voiceAgent": demoAgentID}, nil
 }
 
 func splitList(s string) []string {

@@ -31,6 +31,7 @@ import (
 	"parley/rules/medialink"
 	"parley/service/notify"
 	"parley/service/voice"
+	"parley/service/wiring"
 	"parley/storage"
 	"parley/worker"
 	"parley/workflows"
@@ -213,7 +214,7 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 // newNotifier builds the notification channels that are configured; the
 // others stay nil, and their notifications are recorded as skipped.
 func newNotifier(cfg config.Config, db *bun.DB, catalog *i18n.Catalog, guard netguard.Guard) (*notify.Notifier, error) {
-	n := &notify.Notifier{DB: db, Catalog: catalog, SMSFrom: cfg.NotifySMSFrom, BaseURL: cfg.BaseURL}
+	n := wiring.Notifier(storage.NewStore(db), catalog, cfg.NotifySMSFrom, cfg.BaseURL)
 	if cfg.SMTPURL != "" {
 		sender, err := mail.NewSender(mail.Config{URL: cfg.SMTPURL, From: cfg.MailFrom})
 		if err != nil {
@@ -298,9 +299,15 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 		defer stop()
 	}
 	if withAPI {
+		store := storage.NewStore(s.db)
+		svc := wiring.New(wiring.Deps{
+			Config: s.cfg, Store: store, Objects: s.objects, Temporal: s.temporal, Media: media.NewTool(),
+			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log,
+		})
 		srv := api.NewServer(api.Deps{
-			Config: s.cfg, Store: storage.NewStore(s.db), Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
-			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log, Version: buildVersion(),
+			Config: s.cfg, Jobs: svc.Jobs, Accounts: svc.Accounts, SMS: svc.SMS, Voice: svc.Voice, Webhooks: svc.Webhooks, Push: svc.Push,
+			Objects: s.objects, Database: store, Temporal: s.temporal, Speech: s.engine,
+			Catalog: s.catalog, Log: s.log, Version: buildVersion(),
 		})
 		httpServer := newHTTPServer(s.cfg, srv.Handler())
 		g.Go(func() error { srv.Run(ctx); return nil })

@@ -1,16 +1,17 @@
-// Package jobs shapes jobs as the API shows them. It is shared by the API's
-// GET handlers and by the activities that put a job into an event's payload,
-// so a webhook's data is the resource exactly as its GET returns it without
-// the worker importing the api package.
 package jobs
+
+// The views shape jobs as the API shows them. They are shared by the
+// service's reads and by the activities that put a job into an event's
+// payload, so a webhook's data is the resource exactly as its GET returns it
+// without the worker importing the api package.
 
 import (
 	"encoding/json"
 	"time"
 
+	"parley/model"
 	"parley/rules/jobspec"
 	"parley/rules/transcript"
-	"parley/storage"
 )
 
 // Language is a job's requested and detected language.
@@ -44,7 +45,7 @@ type Transcription struct {
 
 // NewTranscription shapes a job; words only when asked for and done, and the
 // transcript only once done.
-func NewTranscription(j storage.Job, withWords bool) Transcription {
+func NewTranscription(j model.Job, withWords bool) Transcription {
 	v := Transcription{
 		ID: j.ID, Service: "speech-to-text", Status: j.Status, Kind: j.InputKind, FileName: j.FileName,
 		SourceURL: j.SourceURL, AudioDurationSec: j.DurationSec, CostUSD: j.Costs.Transcription.CostString(),
@@ -100,7 +101,7 @@ type Subtitles struct {
 
 // NewSubtitles shapes a subtitle job; videoURL turns the output video's
 // object key into the signed link a client downloads it from.
-func NewSubtitles(j storage.Job, videoURL func(key string) string) Subtitles {
+func NewSubtitles(j model.Job, videoURL func(key string) string) Subtitles {
 	v := Subtitles{
 		ID: j.ID, Service: "subtitles", Status: j.Status, FileName: j.FileName, VideoDurationSec: j.DurationSec,
 		UsedVoiceCleanup: j.UseVoiceCleanup, VoiceCleanupCostUSD: j.Costs.VoiceCleanup.CostString(),

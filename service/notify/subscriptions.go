@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 
+	"parley/model"
 	"parley/platform/netguard"
 	"parley/platform/problem"
 	"parley/provider/webpush"
-	"parley/storage"
 )
 
 // SubscriptionStore keeps the push subscriptions.
 type SubscriptionStore interface {
-	Save(ctx context.Context, s *storage.PushSubscription) error
+	Save(ctx context.Context, s *model.PushSubscription) error
 	Delete(ctx context.Context, accountID string, id int64) error
 }
 
@@ -31,24 +31,24 @@ func NewSubscriptions(store SubscriptionStore, guard netguard.Guard) *Subscripti
 // Subscribe stores a browser's PushSubscription for the account after
 // checking its keys and passing its endpoint through the URL guard: Parley
 // will post to it, so it gets the same scrutiny as a webhook URL.
-func (s *Subscriptions) Subscribe(ctx context.Context, accountID string, sub webpush.Subscription) (storage.PushSubscription, error) {
+func (s *Subscriptions) Subscribe(ctx context.Context, accountID string, sub webpush.Subscription) (model.PushSubscription, error) {
 	raw, err := json.Marshal(sub)
 	if err != nil {
-		return storage.PushSubscription{}, err
+		return model.PushSubscription{}, err
 	}
 	if _, err := webpush.ParseSubscription(raw); err != nil {
-		return storage.PushSubscription{}, problem.Invalid("subscription", err.Error())
+		return model.PushSubscription{}, problem.Invalid("subscription", err.Error())
 	}
 	if err := s.guard.CheckEndpoint(ctx, sub.Endpoint); err != nil {
 		if errors.Is(err, netguard.ErrNotAllowed) {
 			reason := map[string]any{"reason": netguard.ClientMessage(err)}
-			return storage.PushSubscription{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
+			return model.PushSubscription{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
 		}
-		return storage.PushSubscription{}, problem.Wrap(problem.ServiceUnavailable, err)
+		return model.PushSubscription{}, problem.Wrap(problem.ServiceUnavailable, err)
 	}
-	row := storage.PushSubscription{AccountID: accountID, Endpoint: sub.Endpoint, P256dh: sub.Keys.P256dh, Auth: sub.Keys.Auth}
+	row := model.PushSubscription{AccountID: accountID, Endpoint: sub.Endpoint, P256dh: sub.Keys.P256dh, Auth: sub.Keys.Auth}
 	if err := s.store.Save(ctx, &row); err != nil {
-		return storage.PushSubscription{}, err
+		return model.PushSubscription{}, err
 	}
 	return row, nil
 }

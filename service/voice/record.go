@@ -3,9 +3,9 @@ package voice
 import (
 	"time"
 
+	"parley/model"
 	"parley/provider/elevenlabs"
 	"parley/rules/billing"
-	"parley/storage"
 )
 
 const (
@@ -50,10 +50,10 @@ func Ended(status string) bool {
 // (decisions.md, "Voice conversations"). agentName is the provider's name
 // for the agent, else the operator's. A call that has ended is priced at
 // perMinute per second of duration; the row keeps its first price.
-func Record(d elevenlabs.Detail, accountID, agentName string, perMinute billing.Micros) storage.Conversation {
+func Record(d elevenlabs.Detail, accountID, agentName string, perMinute billing.Micros) model.Conversation {
 	d.AgentName = agentName
 	c := d.Conversation()
-	row := storage.Conversation{
+	row := model.Conversation{
 		AccountID: accountID, ProviderID: c.ProviderID, AgentID: c.AgentID, AgentName: c.AgentName,
 		ProviderStatus: d.Status, Direction: c.Direction, FromNumber: c.FromNumber, ToNumber: c.ToNumber,
 		DurationSeconds: c.DurationSeconds, StartedAt: c.StartedAt, EndedAt: c.EndedAt, MainLanguage: c.MainLanguage,

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"parley/model"
 	"parley/platform/netguard"
 	"parley/platform/problem"
 	"parley/provider/stdwebhook"
 	"parley/rules/webhookevent"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -29,12 +29,12 @@ const deliveriesShown = 100
 
 // Repository is the storage the service needs.
 type Repository interface {
-	InsertEndpoint(ctx context.Context, e *storage.WebhookEndpoint) error
-	Endpoints(ctx context.Context, accountID string) ([]storage.WebhookEndpoint, error)
-	Endpoint(ctx context.Context, accountID string, id int64) (storage.WebhookEndpoint, error)
+	InsertEndpoint(ctx context.Context, e *model.WebhookEndpoint) error
+	Endpoints(ctx context.Context, accountID string) ([]model.WebhookEndpoint, error)
+	Endpoint(ctx context.Context, accountID string, id int64) (model.WebhookEndpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID string, id int64) error
-	Deliveries(ctx context.Context, endpointID int64, limit int) ([]storage.WebhookDelivery, error)
-	OwnedDelivery(ctx context.Context, accountID string, id int64) (storage.WebhookDelivery, error)
+	Deliveries(ctx context.Context, endpointID int64, limit int) ([]model.WebhookDelivery, error)
+	OwnedDelivery(ctx context.Context, accountID string, id int64) (model.WebhookDelivery, error)
 	SetDeliveryStatus(ctx context.Context, id int64, status string) error
 }
 
@@ -61,47 +61,47 @@ type Registration struct {
 // Register checks the URL against the URL guard and the event types against
 // the list, and stores the endpoint with a fresh signing secret (returned
 // only here).
-func (s *Service) Register(ctx context.Context, accountID string, r Registration) (storage.WebhookEndpoint, error) {
+func (s *Service) Register(ctx context.Context, accountID string, r Registration) (model.WebhookEndpoint, error) {
 	raw := strings.TrimSpace(r.URL)
 	switch {
 	case raw == "":
-		return storage.WebhookEndpoint{}, problem.Invalid("url", "is required")
+		return model.WebhookEndpoint{}, problem.Invalid("url", "is required")
 	case len(raw) > maxURLLength:
-		return storage.WebhookEndpoint{}, problem.Invalid("url", fmt.Sprintf("is longer than %d characters", maxURLLength))
+		return model.WebhookEndpoint{}, problem.Invalid("url", fmt.Sprintf("is longer than %d characters", maxURLLength))
 	}
 	if u, err := url.Parse(raw); err != nil || u.Fragment != "" {
-		return storage.WebhookEndpoint{}, problem.Invalid("url", "must be an absolute URL without a fragment")
+		return model.WebhookEndpoint{}, problem.Invalid("url", "must be an absolute URL without a fragment")
 	}
 	types := []string{}
 	for _, t := range r.Events {
 		if !webhookevent.Known(t) {
-			return storage.WebhookEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is not an event type; known: %s", t, strings.Join(webhookevent.Types(), ", ")))
+			return model.WebhookEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is not an event type; known: %s", t, strings.Join(webhookevent.Types(), ", ")))
 		}
 		if slices.Contains(types, t) {
-			return storage.WebhookEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is listed twice", t))
+			return model.WebhookEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is listed twice", t))
 		}
 		types = append(types, t)
 	}
 	if err := s.guard.CheckEndpoint(ctx, raw); err != nil {
 		if errors.Is(err, netguard.ErrNotAllowed) {
 			reason := map[string]any{"reason": netguard.ClientMessage(err)}
-			return storage.WebhookEndpoint{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
+			return model.WebhookEndpoint{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
 		}
-		return storage.WebhookEndpoint{}, problem.Wrap(problem.ServiceUnavailable, err)
+		return model.WebhookEndpoint{}, problem.Wrap(problem.ServiceUnavailable, err)
 	}
 	secret, err := stdwebhook.NewSecret()
 	if err != nil {
-		return storage.WebhookEndpoint{}, err
+		return model.WebhookEndpoint{}, err
 	}
-	e := storage.WebhookEndpoint{AccountID: accountID, URL: raw, Events: types, Secret: secret}
+	e := model.WebhookEndpoint{AccountID: accountID, URL: raw, Events: types, Secret: secret}
 	if err := s.repo.InsertEndpoint(ctx, &e); err != nil {
-		return storage.WebhookEndpoint{}, err
+		return model.WebhookEndpoint{}, err
 	}
 	return e, nil
 }
 
 // List returns the account's endpoints.
-func (s *Service) List(ctx context.Context, accountID string) ([]storage.WebhookEndpoint, error) {
+func (s *Service) List(ctx context.Context, accountID string) ([]model.WebhookEndpoint, error) {
 	return s.repo.Endpoints(ctx, accountID)
 }
 
@@ -113,7 +113,7 @@ func (s *Service) Delete(ctx context.Context, accountID string, id int64) error 
 
 // Deliveries lists the latest deliveries to one of the account's endpoints,
 // each with its attempts.
-func (s *Service) Deliveries(ctx context.Context, accountID string, endpointID int64) ([]storage.WebhookDelivery, error) {
+func (s *Service) Deliveries(ctx context.Context, accountID string, endpointID int64) ([]model.WebhookDelivery, error) {
 	if _, err := s.repo.Endpoint(ctx, accountID, endpointID); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (s *Service) Deliveries(ctx context.Context, accountID string, endpointID i
 // Replay sends one of the account's deliveries again: same event, same
 // webhook-id, a fresh schedule of attempts. A delivery still being attempted
 // is a CONFLICT; one to a deleted endpoint is NOT_FOUND.
-func (s *Service) Replay(ctx context.Context, accountID string, id int64) (storage.WebhookDelivery, error) {
+func (s *Service) Replay(ctx context.Context, accountID string, id int64) (model.WebhookDelivery, error) {
 	d, err := s.repo.OwnedDelivery(ctx, accountID, id)
 	if err != nil {
 		return d, err
@@ -136,7 +136,7 @@ func (s *Service) Replay(ctx context.Context, accountID string, id int64) (stora
 	// Pending first: the new run's first attempt may finish before this
 	// call returns, and its outcome must not be overwritten. A run still in
 	// progress refuses the start, and its delivery is pending already.
-	if err := s.repo.SetDeliveryStatus(ctx, d.ID, storage.DeliveryPending); err != nil {
+	if err := s.repo.SetDeliveryStatus(ctx, d.ID, model.DeliveryPending); err != nil {
 		return d, err
 	}
 	err = workflows.StartWebhookDelivery(ctx, s.temporal, accountID, summary, in, true)
@@ -150,6 +150,6 @@ func (s *Service) Replay(ctx context.Context, accountID string, id int64) (stora
 		}
 		return d, problem.Wrap(problem.ServiceUnavailable, err)
 	}
-	d.Status = storage.DeliveryPending
+	d.Status = model.DeliveryPending
 	return d, nil
 }

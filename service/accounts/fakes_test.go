@@ -1,0 +1,163 @@
+package accounts
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"parley/model"
+)
+
+// fakeKeys is an in-memory KeyStore; reads counts the ByPrefix queries.
+type fakeKeys struct {
+	mu     sync.Mutex
+	keys   []model.APIKey
+	reads  int
+	nextID int64
+}
+
+func (f *fakeKeys) Issue(_ context.Context, spec model.KeySpec) (model.IssuedKey, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	k := model.APIKey{ID: f.nextID, AccountID: spec.AccountID, Name: spec.Name, Prefix: "pk" + string(rune('a'+f.nextID)),
+		OwnerType: spec.OwnerType, Scopes: spec.Scopes, Tier: spec.Tier, ExpiresAt: spec.ExpiresAt}
+	f.keys = append(f.keys, k)
+	return model.IssuedKey{APIKey: k, Secret: "secret"}, nil
+}
+
+func (f *fakeKeys) ByPrefix(_ context.Context, prefix string) (model.APIKey, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	for _, k := range f.keys {
+		if k.Prefix == prefix {
+			return k, nil
+		}
+	}
+	return model.APIKey{}, model.ErrNotFound
+}
+
+func (f *fakeKeys) List(_ context.Context, accountID string) ([]model.APIKey, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []model.APIKey{}
+	for _, k := range slices.Backward(f.keys) {
+		if accountID == "" || k.AccountID == accountID {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeKeys) Revoke(_ context.Context, id int64, accountID string, now time.Time) (model.APIKey, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, k := range f.keys {
+		if k.ID == id && (accountID == "" || k.AccountID == accountID) {
+			if k.RevokedAt == nil {
+				f.keys[i].RevokedAt = &now
+			}
+			return f.keys[i], nil
+		}
+	}
+	return model.APIKey{}, model.ErrNotFound
+}
+
+// set changes a stored key behind the cache's back (another replica).
+func (f *fakeKeys) set(id int64, change func(*model.APIKey)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.keys {
+		if f.keys[i].ID == id {
+			change(&f.keys[i])
+		}
+	}
+}
+
+// remove deletes a stored key.
+func (f *fakeKeys) remove(id int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keys = slices.DeleteFunc(f.keys, func(k model.APIKey) bool { return k.ID == id })
+}
+
+// fakeAccounts is an in-memory AccountStore.
+type fakeAccounts map[string]model.Account
+
+func (f fakeAccounts) Get(_ context.Context, id string) (model.Account, error) {
+	a, ok := f[id]
+	if !ok {
+		return model.Account{}, model.ErrNotFound
+	}
+	return a, nil
+}
+
+// fakeUse records key uses and counts flushes.
+type fakeUse struct {
+	touched []int64
+	flushes int
+	err     error
+}
+
+func (f *fakeUse) Touch(id int64, _ time.Time) { f.touched = append(f.touched, id) }
+func (f *fakeUse) Flush(context.Context) error { f.flushes++; return f.err }
+
+// fakeCounters counts per key and window, as the rate_counters table does:
+// a window is only counted while the ones before it stayed in budget.
+type fakeCounters struct {
+	counts map[string]int
+	polled map[int64]time.Time
+}
+
+func (f *fakeCounters) Spend(_ context.Context, keyID int64, windows []model.Window) ([]int, error) {
+	if f.counts == nil {
+		f.counts = map[string]int{}
+	}
+	out := make([]int, len(windows))
+	for i, w := range windows {
+		k := w.Name + w.Start.String() + string(rune(keyID))
+		f.counts[k]++
+		out[i] = f.counts[k]
+		if out[i] > w.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeCounters) Prune(context.Context, time.Time) error { return nil }
+
+func (f *fakeCounters) PollFloor(_ context.Context, keyID int64, _ string, now time.Time, interval time.Duration) (bool, error) {
+	if f.polled == nil {
+		f.polled = map[int64]time.Time{}
+	}
+	if last, ok := f.polled[keyID]; ok && now.Sub(last) < interval {
+		return false, nil
+	}
+	f.polled[keyID] = now
+	return true, nil
+}
+
+// fakeRequests counts requests per account.
+type fakeRequests struct {
+	requests, errors map[string]int64
+	err              error
+}
+
+func (f *fakeRequests) Record(accountID string, _ time.Time, failed bool) {
+	if f.requests == nil {
+		f.requests, f.errors = map[string]int64{}, map[string]int64{}
+	}
+	f.requests[accountID]++
+	if failed {
+		f.errors[accountID]++
+	}
+}
+
+func (f *fakeRequests) Flush(context.Context) error { return f.err }
+
+func (f *fakeRequests) Totals(_ context.Context, accountID string, _ time.Time) (int64, int64, error) {
+	return f.requests[accountID], f.errors[accountID], f.err
+}
