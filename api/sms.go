@@ -20,14 +20,6 @@ type sendSMSRequest struct {
 	Recipients []smsRecipientRequest `json:"recipients"`
 }
 
-type smsBatchAcceptedJSON struct {
-	JobID             int64          `json:"jobId"`
-	RecipientCount    int            `json:"recipientCount"`
-	EstimatedCostUSD  float64        `json:"estimatedCostUsd"`
-	EstimatedPriceUSD float64        `json:"estimatedPriceUsd"`
-	PerCountry        map[string]int `json:"perCountry"`
-}
-
 // smsTarget is the SMS service and the resource id of the path, for the
 // endpoints that act on one batch or thread.
 func (s *Server) smsTarget(c *gin.Context) (*messaging.Service, int64, error) {
@@ -70,8 +62,7 @@ func (s *Server) sendSMS(c *gin.Context) {
 		return
 	}
 	if b := res.Batch; b != nil {
-		respond(c, http.StatusAccepted, smsBatchAcceptedJSON{JobID: b.BatchID, RecipientCount: b.Recipients,
-			EstimatedCostUSD: b.EstimatedCost.USD(), EstimatedPriceUSD: b.EstimatedPrice.USD(), PerCountry: b.PerCountry})
+		respond(c, http.StatusAccepted, messaging.NewBatchAccepted(*b))
 		return
 	}
 	respondSent(c, *res.Single)

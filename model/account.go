@@ -1,8 +1,9 @@
 package model
 
 import (
-	"parley/rules/billing"
 	"time"
+
+	"parley/rules/billing"
 )
 
 // Account is a customer of the platform.

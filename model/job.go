@@ -2,9 +2,10 @@ package model
 
 import (
 	"encoding/json"
+	"time"
+
 	"parley/rules/jobspec"
 	"parley/rules/transcript"
-	"time"
 )
 
 // Job is a transcription or subtitle job.

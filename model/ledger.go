@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
+	"time"
+
 	"parley/rules/billing"
 )
 
@@ -12,6 +14,23 @@ const (
 	KindCharge = "charge"
 	KindRefund = "refund"
 )
+
+// LedgerEntry is one movement of credit. Entries are never updated or
+// deleted.
+type LedgerEntry struct {
+	ID             int64          `bun:"id,pk,autoincrement"`
+	AccountID      string         `bun:"account_id"`
+	Kind           string         `bun:"kind"`
+	Service        string         `bun:"service"`
+	AmountMicros   billing.Micros `bun:"amount_micros"`
+	BalanceAfter   billing.Micros `bun:"balance_after"`
+	IdempotencyKey string         `bun:"idempotency_key"`
+	JobKind        *string        `bun:"job_kind"`
+	JobID          *int64         `bun:"job_id"`
+	Stage          *string        `bun:"stage"`
+	Note           string         `bun:"note"`
+	CreatedAt      time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
 
 // Movement asks the ledger to move credit. Amount is positive; Kind says the
 // direction. Key makes the movement idempotent.

@@ -1,8 +1,9 @@
 package model
 
 import (
-	"parley/rules/billing"
 	"time"
+
+	"parley/rules/billing"
 )
 
 // Price is one item of the price list.
@@ -19,6 +20,3 @@ type Price struct {
 type SMSPrice struct {
 	Price, Cost billing.Micros
 }
-
-// SMSPriceItem is the price-list item of SMS segments to a country.
-func SMSPriceItem(country string) string { return "sms:" + country }

@@ -1,9 +1,10 @@
 package model
 
 import (
+	"time"
+
 	"parley/provider/elevenlabs"
 	"parley/rules/billing"
-	"time"
 )
 
 // VoiceAgent is a provider agent an operator mapped to an account.

@@ -7,13 +7,14 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"parley/model"
 	"parley/rules/billing"
 )
 
 // Settings names.
 const (
-	SettingPlatformConcurrentJobs = "platform_concurrent_jobs"
-	SettingDefaultConcurrentJobs  = "default_concurrent_jobs"
+	SettingPlatformConcurrentJobs = model.SettingPlatformConcurrentJobs
+	SettingDefaultConcurrentJobs  = model.SettingDefaultConcurrentJobs
 )
 
 // JobAdmission is the slot a job holds from admission to its final state.

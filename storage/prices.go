@@ -3,11 +3,9 @@ package storage
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/uptrace/bun"
 
-	"parley/model"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
 )
@@ -45,7 +43,7 @@ func (p Prices) Set(ctx context.Context, item string, micros billing.Micros) (Pr
 // SMS reads the price of a segment to every priced country.
 func (p Prices) SMS(ctx context.Context) (map[string]SMSPrice, error) {
 	var rows []Price
-	if err := p.DB.NewSelect().Model(&rows).Where("item LIKE 'sms:%'").Scan(ctx); err != nil {
+	if err := p.DB.NewSelect().Model(&rows).Where("item LIKE ?", billing.SMSItem("%")).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("sms prices: %w", err)
 	}
 	out := make(map[string]SMSPrice, len(rows))
@@ -54,7 +52,8 @@ func (p Prices) SMS(ctx context.Context) (map[string]SMSPrice, error) {
 		if r.CostMicros != nil {
 			sp.Cost = *r.CostMicros
 		}
-		out[strings.TrimPrefix(r.Item, "sms:")] = sp
+		country, _ := billing.SMSItemCountry(r.Item)
+		out[country] = sp
 	}
 	return out, nil
 }
@@ -62,7 +61,7 @@ func (p Prices) SMS(ctx context.Context) (map[string]SMSPrice, error) {
 // SetSMS prices a segment to a country, adding the country to the list when
 // it is new.
 func (p Prices) SetSMS(ctx context.Context, country string, price, cost billing.Micros) (Price, error) {
-	pr := Price{Item: model.SMSPriceItem(country), Micros: price, Unit: "segment", CostMicros: &cost}
+	pr := Price{Item: billing.SMSItem(country), Micros: price, Unit: "segment", CostMicros: &cost}
 	_, err := p.DB.NewInsert().Model(&pr).
 		On("CONFLICT (item) DO UPDATE SET micros = EXCLUDED.micros, cost_micros = EXCLUDED.cost_micros, updated_at = now()").
 		Returning("*").Exec(ctx)

@@ -26,6 +26,7 @@ type Store struct {
 	Webhooks      Webhooks
 	Push          PushSubscriptions
 	Notifications Notifications
+	Settings      Settings
 }
 
 // NewStore builds the repositories over db.
@@ -36,6 +37,7 @@ func NewStore(db *bun.DB) Store {
 		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db}, SMS: SMS{DB: db},
 		Conversations: Conversations{DB: db}, VoiceAgents: VoiceAgents{DB: db},
 		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db}, Notifications: Notifications{DB: db},
+		Settings: Settings{DB: db},
 	}
 }
 

@@ -1,9 +1,11 @@
 // Package accounts is an account as its owner sees and manages it: who a key
 // is (authentication, with a short cache), its keys (issue, revoke, list and
 // their lifetime rules), its profile (balance, spend, usage), and its
-// limits (the rate budget of a key's tier, the poll floor). Handlers (API
-// and console) and the admin command call it; it reads and writes through
-// small repository interfaces.
+// limits (the rate budget of a key's tier, the poll floor). It is also what
+// operators do to accounts (`parley admin`): open and update them, credit
+// them, set their limits, numbers, SMS countries and quotas, and the price
+// list. Handlers (API and console) and the admin command call it; it reads
+// and writes through small repository interfaces.
 package accounts
 
 import (
@@ -25,14 +27,30 @@ type KeyStore interface {
 	Revoke(ctx context.Context, id int64, accountID string, now time.Time) (model.APIKey, error)
 }
 
-// AccountStore reads accounts.
+// AccountStore reads and writes accounts.
 type AccountStore interface {
+	Create(ctx context.Context, a *model.Account) error
 	Get(ctx context.Context, id string) (model.Account, error)
+	GetByEmail(ctx context.Context, email string) (model.Account, error)
+	Update(ctx context.Context, a *model.Account, columns ...string) error
+	SetConcurrencyLimit(ctx context.Context, id string, limit int) error
 }
 
-// Ledger sums an account's charges by service.
+// Ledger posts credit and sums an account's charges by service.
 type Ledger interface {
+	Post(ctx context.Context, m model.Movement) (model.LedgerEntry, error)
 	SpendByService(ctx context.Context, accountID string, since time.Time) (map[string]billing.Micros, error)
+}
+
+// Settings writes the platform's settings.
+type Settings interface {
+	Set(ctx context.Context, name string, value int64) error
+}
+
+// PriceStore writes the price list.
+type PriceStore interface {
+	Set(ctx context.Context, item string, micros billing.Micros) (model.Price, error)
+	SetSMS(ctx context.Context, country string, price, cost billing.Micros) (model.Price, error)
 }
 
 // Admissions counts the jobs an account had admitted, by kind.
@@ -40,9 +58,12 @@ type Admissions interface {
 	CountAdmitted(ctx context.Context, accountID string, since time.Time) (map[string]int, error)
 }
 
-// SMSCounter counts the messages an account had accepted by the carrier.
-type SMSCounter interface {
+// SMSStore counts the messages an account had accepted by the carrier, and
+// keeps its numbers and daily quotas.
+type SMSStore interface {
 	SentSince(ctx context.Context, accountID string, since time.Time) (model.SMSSent, error)
+	AddNumber(ctx context.Context, accountID, phone string) (model.OwnedNumber, error)
+	SetQuota(ctx context.Context, accountID, country string, perDay int) error
 }
 
 // VoiceMinutes counts an account's voice-agent minutes.
@@ -77,8 +98,10 @@ type Deps struct {
 	Accounts   AccountStore
 	Keys       KeyStore
 	Ledger     Ledger
+	Settings   Settings
+	Prices     PriceStore
 	Admissions Admissions
-	SMS        SMSCounter
+	SMS        SMSStore
 	Voice      VoiceMinutes
 	KeyUse     KeyUse
 	Requests   RequestCounts

@@ -2,11 +2,14 @@ package accounts
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"parley/model"
+	"parley/rules/billing"
 )
 
 // fakeKeys is an in-memory KeyStore; reads counts the ByPrefix queries.
@@ -160,4 +163,63 @@ func (f *fakeRequests) Flush(context.Context) error { return f.err }
 
 func (f *fakeRequests) Totals(_ context.Context, accountID string, _ time.Time) (int64, int64, error) {
 	return f.requests[accountID], f.errors[accountID], f.err
+}
+
+func (f fakeAccounts) Create(_ context.Context, a *model.Account) error {
+	if a.ID == "" {
+		a.ID = fmt.Sprintf("acc_%d", len(f)+1)
+	}
+	a.CreatedAt = time.Now()
+	f[a.ID] = *a
+	return nil
+}
+
+func (f fakeAccounts) GetByEmail(_ context.Context, email string) (model.Account, error) {
+	for _, a := range f {
+		if strings.EqualFold(a.Email, email) {
+			return a, nil
+		}
+	}
+	return model.Account{}, model.ErrNotFound
+}
+
+func (f fakeAccounts) Update(_ context.Context, a *model.Account, _ ...string) error {
+	if _, ok := f[a.ID]; !ok {
+		return model.ErrNotFound
+	}
+	f[a.ID] = *a
+	return nil
+}
+
+func (f fakeAccounts) SetConcurrencyLimit(_ context.Context, id string, limit int) error {
+	a, ok := f[id]
+	if !ok {
+		return model.ErrNotFound
+	}
+	a.ConcurrentJobsLimit = &limit
+	f[id] = a
+	return nil
+}
+
+// fakeLedger posts top-ups onto fakeAccounts' balances.
+type fakeLedger struct {
+	accounts fakeAccounts
+	posted   []model.Movement
+	spend    map[string]billing.Micros
+}
+
+func (f *fakeLedger) Post(_ context.Context, m model.Movement) (model.LedgerEntry, error) {
+	a, ok := f.accounts[m.AccountID]
+	if !ok {
+		return model.LedgerEntry{}, model.ErrNotFound
+	}
+	f.posted = append(f.posted, m)
+	a.BalanceMicros += m.Amount
+	f.accounts[a.ID] = a
+	return model.LedgerEntry{ID: int64(len(f.posted)), AccountID: a.ID, Kind: m.Kind, AmountMicros: m.Amount,
+		BalanceAfter: a.BalanceMicros, IdempotencyKey: m.Key, Note: m.Note}, nil
+}
+
+func (f *fakeLedger) SpendByService(context.Context, string, time.Time) (map[string]billing.Micros, error) {
+	return f.spend, nil
 }

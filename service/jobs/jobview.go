@@ -14,6 +14,13 @@ import (
 	"parley/rules/transcript"
 )
 
+// The names the API gives each kind of job (a view's service, a running
+// job's kind).
+const (
+	transcriptionService = "speech-to-text"
+	subtitlesService     = "subtitles"
+)
+
 // Language is a job's requested and detected language.
 type Language struct {
 	Detected  *string `json:"detected"`
@@ -47,7 +54,7 @@ type Transcription struct {
 // transcript only once done.
 func NewTranscription(j model.Job, withWords bool) Transcription {
 	v := Transcription{
-		ID: j.ID, Service: "speech-to-text", Status: j.Status, Kind: j.InputKind, FileName: j.FileName,
+		ID: j.ID, Service: transcriptionService, Status: j.Status, Kind: j.InputKind, FileName: j.FileName,
 		SourceURL: j.SourceURL, AudioDurationSec: j.DurationSec, CostUSD: j.Costs.Transcription.CostString(),
 		Language: Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
 		Source:   j.Source, EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
@@ -103,7 +110,7 @@ type Subtitles struct {
 // object key into the signed link a client downloads it from.
 func NewSubtitles(j model.Job, videoURL func(key string) string) Subtitles {
 	v := Subtitles{
-		ID: j.ID, Service: "subtitles", Status: j.Status, FileName: j.FileName, VideoDurationSec: j.DurationSec,
+		ID: j.ID, Service: subtitlesService, Status: j.Status, FileName: j.FileName, VideoDurationSec: j.DurationSec,
 		UsedVoiceCleanup: j.UseVoiceCleanup, VoiceCleanupCostUSD: j.Costs.VoiceCleanup.CostString(),
 		BurnCostUSD: j.Costs.Burn.CostString(), TranscriptionCostUSD: j.Costs.Transcription.CostString(),
 		Language: Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},

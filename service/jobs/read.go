@@ -222,9 +222,9 @@ func NewRunningJob(j model.Job) RunningJob {
 	}
 	if j.Kind == jobspec.Subtitles {
 		cleanup := j.UseVoiceCleanup
-		r.Kind, r.VideoDurationSec, r.VoiceCleanupUsed = "subtitles", j.DurationSec, &cleanup
+		r.Kind, r.VideoDurationSec, r.VoiceCleanupUsed = subtitlesService, j.DurationSec, &cleanup
 	} else {
-		r.Kind, r.AudioDurationSec = "speech-to-text", j.DurationSec
+		r.Kind, r.AudioDurationSec = transcriptionService, j.DurationSec
 	}
 	return r
 }

@@ -159,3 +159,18 @@ func NewSentView(m model.SMSMessage) SentView {
 	v.PriceUSD, v.CostUSD = p.USD(), c.USD()
 	return v
 }
+
+// BatchAccepted is an admitted batch as the 202 answer shows it.
+type BatchAccepted struct {
+	JobID             int64          `json:"jobId"`
+	RecipientCount    int            `json:"recipientCount"`
+	EstimatedCostUSD  float64        `json:"estimatedCostUsd"`
+	EstimatedPriceUSD float64        `json:"estimatedPriceUsd"`
+	PerCountry        map[string]int `json:"perCountry"`
+}
+
+// NewBatchAccepted shapes an admitted batch.
+func NewBatchAccepted(q Queued) BatchAccepted {
+	return BatchAccepted{JobID: q.BatchID, RecipientCount: q.Recipients,
+		EstimatedCostUSD: q.EstimatedCost.USD(), EstimatedPriceUSD: q.EstimatedPrice.USD(), PerCountry: q.PerCountry}
+}

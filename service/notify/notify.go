@@ -163,12 +163,11 @@ type notice struct {
 
 func (n *Notifier) render(job model.Job, account model.Account) (notice, error) {
 	resource := "transcribe"
-	kind := mail.KindTranscription
 	if job.Kind == jobspec.Subtitles {
-		resource, kind = "subtitles", mail.KindSubtitles
+		resource = "subtitles"
 	}
 	jn := mail.JobNotice{
-		Kind: kind, JobID: job.ID, FileName: job.FileName, Outcome: mail.OutcomeDone,
+		Kind: job.Kind, JobID: job.ID, FileName: job.FileName, Outcome: mail.OutcomeDone,
 		Link: fmt.Sprintf("%s/api/v1/%s/%d", n.BaseURL, resource, job.ID),
 	}
 	if job.Status == jobspec.Failed {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"parley/model"
 	"parley/platform/netguard"
@@ -28,29 +29,37 @@ func NewSubscriptions(store SubscriptionStore, guard netguard.Guard) *Subscripti
 	return &Subscriptions{store: store, guard: guard}
 }
 
+// Subscription is a stored push subscription as its owner sees it: never
+// its keys.
+type Subscription struct {
+	ID        int64     `json:"id"`
+	Endpoint  string    `json:"endpoint"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
 // Subscribe stores a browser's PushSubscription for the account after
 // checking its keys and passing its endpoint through the URL guard: Parley
 // will post to it, so it gets the same scrutiny as a webhook URL.
-func (s *Subscriptions) Subscribe(ctx context.Context, accountID string, sub webpush.Subscription) (model.PushSubscription, error) {
+func (s *Subscriptions) Subscribe(ctx context.Context, accountID string, sub webpush.Subscription) (Subscription, error) {
 	raw, err := json.Marshal(sub)
 	if err != nil {
-		return model.PushSubscription{}, err
+		return Subscription{}, err
 	}
 	if _, err := webpush.ParseSubscription(raw); err != nil {
-		return model.PushSubscription{}, problem.Invalid("subscription", err.Error())
+		return Subscription{}, problem.Invalid("subscription", err.Error())
 	}
 	if err := s.guard.CheckEndpoint(ctx, sub.Endpoint); err != nil {
 		if errors.Is(err, netguard.ErrNotAllowed) {
 			reason := map[string]any{"reason": netguard.ClientMessage(err)}
-			return model.PushSubscription{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
+			return Subscription{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
 		}
-		return model.PushSubscription{}, problem.Wrap(problem.ServiceUnavailable, err)
+		return Subscription{}, problem.Wrap(problem.ServiceUnavailable, err)
 	}
 	row := model.PushSubscription{AccountID: accountID, Endpoint: sub.Endpoint, P256dh: sub.Keys.P256dh, Auth: sub.Keys.Auth}
 	if err := s.store.Save(ctx, &row); err != nil {
-		return model.PushSubscription{}, err
+		return Subscription{}, err
 	}
-	return row, nil
+	return Subscription{ID: row.ID, Endpoint: row.Endpoint, CreatedAt: row.CreatedAt.UTC()}, nil
 }
 
 // Unsubscribe deletes one of the account's subscriptions.

@@ -9,11 +9,6 @@ import (
 )
 
 const (
-	// PriceItem is the price-list item calls are billed at, per minute.
-	PriceItem = "voice_minute"
-	// LedgerKind is the job kind of a call's ledger entry: its key is
-	// (conversation, voice_minute), one charge per call.
-	LedgerKind = "conversation"
 	// ListOverlap is how far before an agent's mark a sync lists again:
 	// whether the provider's call_start_after_unix is inclusive is not
 	// documented, and a call may be listed a little after a later one

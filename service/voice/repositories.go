@@ -14,7 +14,10 @@ type ConversationStore interface {
 	Seconds(ctx context.Context, accountID string, since time.Time) (int64, error)
 }
 
-// AgentStore reads the mapping of provider agents to accounts.
+// AgentStore reads and writes the mapping of provider agents to accounts.
 type AgentStore interface {
+	Add(ctx context.Context, a *model.VoiceAgent) error
 	Get(ctx context.Context, agentID string) (model.VoiceAgent, error)
+	List(ctx context.Context, accountID string) ([]model.VoiceAgent, error)
+	Remove(ctx context.Context, agentID string) (model.VoiceAgent, error)
 }

@@ -38,17 +38,23 @@ type Repository interface {
 	SetDeliveryStatus(ctx context.Context, id int64, status string) error
 }
 
+// EndpointChecker refuses endpoints the platform must not post to
+// (netguard.Guard).
+type EndpointChecker interface {
+	CheckEndpoint(ctx context.Context, rawURL string) error
+}
+
 // Service registers endpoints and replays deliveries.
 type Service struct {
 	repo     Repository
-	guard    netguard.Guard
+	guard    EndpointChecker
 	temporal workflows.Starter
 	retries  []time.Duration
 }
 
 // New returns the service. retries are the waits between a replayed
 // delivery's attempts, the same as a first delivery's.
-func New(repo Repository, guard netguard.Guard, temporal workflows.Starter, retries []time.Duration) *Service {
+func New(repo Repository, guard EndpointChecker, temporal workflows.Starter, retries []time.Duration) *Service {
 	return &Service{repo: repo, guard: guard, temporal: temporal, retries: retries}
 }
 

@@ -73,8 +73,9 @@ func New(d Deps) Services {
 			Links: medialink.NewSigner(cfg.MediaSecret, cfg.MediaLinkTTL), BaseURL: cfg.BaseURL, Now: now,
 		}),
 		Accounts: accounts.New(accounts.Deps{
-			Accounts: store.Accounts, Keys: store.Keys, Ledger: store.Ledger, Admissions: store.Admissions,
-			SMS: store.SMS, Voice: vs, KeyUse: store.NewUsageBatcher(), Requests: store.NewUsageRecorder(),
+			Accounts: store.Accounts, Keys: store.Keys, Ledger: store.Ledger, Settings: store.Settings, Prices: store.Prices,
+			Admissions: store.Admissions,
+			SMS:        store.SMS, Voice: vs, KeyUse: store.NewUsageBatcher(), Requests: store.NewUsageRecorder(),
 			Counters: store.RateCounters, Tiers: cfg.RateTiers, Now: now,
 		}),
 		Voice:    vs,
