@@ -23,7 +23,4 @@ func TestStoredNames(t *testing.T) {
 	if _, ok := SMSItemCountry(ItemTranscription); ok {
 		t.Error("transcription read as an SMS item")
 	}
-	if !IsPerMinuteItem(ItemVoiceMinute) || IsPerMinuteItem("caviar") {
-		t.Error("per-minute items")
-	}
 }

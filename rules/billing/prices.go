@@ -1,7 +1,6 @@
 package billing
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -21,9 +20,6 @@ const (
 func PerMinuteItems() []string {
 	return []string{ItemTranscription, ItemVoiceCleanup, ItemSubtitleBurn, ItemVoiceMinute}
 }
-
-// IsPerMinuteItem reports whether item is priced per minute.
-func IsPerMinuteItem(item string) bool { return slices.Contains(PerMinuteItems(), item) }
 
 // SMSItem is the item of a segment to a country (an ISO 3166 alpha-2 code).
 func SMSItem(country string) string { return smsItemPrefix + country }

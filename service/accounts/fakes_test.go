@@ -223,3 +223,72 @@ func (f *fakeLedger) Post(_ context.Context, m model.Movement) (model.LedgerEntr
 func (f *fakeLedger) SpendByService(context.Context, string, time.Time) (map[string]billing.Micros, error) {
 	return f.spend, nil
 }
+
+// fakeSMS counts sent messages and keeps numbers and quotas.
+type fakeSMS struct {
+	sent    model.SMSSent
+	numbers []model.OwnedNumber
+	quotas  map[string]int
+}
+
+func (f *fakeSMS) SentSince(context.Context, string, time.Time) (model.SMSSent, error) {
+	return f.sent, nil
+}
+
+func (f *fakeSMS) AddNumber(_ context.Context, accountID, phone string) (model.OwnedNumber, error) {
+	for _, n := range f.numbers {
+		if n.Phone == phone {
+			return model.OwnedNumber{}, model.ErrConflict
+		}
+	}
+	n := model.OwnedNumber{ID: int64(len(f.numbers) + 1), AccountID: accountID, Phone: phone}
+	f.numbers = append(f.numbers, n)
+	return n, nil
+}
+
+func (f *fakeSMS) SetQuota(_ context.Context, _, country string, perDay int) error {
+	if f.quotas == nil {
+		f.quotas = map[string]int{}
+	}
+	f.quotas[country] = perDay
+	return nil
+}
+
+// fakeCounts answers the profile's counts.
+type fakeCounts struct {
+	admitted map[string]int
+	minutes  int
+}
+
+func (f fakeCounts) CountAdmitted(context.Context, string, time.Time) (map[string]int, error) {
+	return f.admitted, nil
+}
+
+func (f fakeCounts) Minutes(context.Context, string, time.Time) (int, error) { return f.minutes, nil }
+
+// fakePrices keeps the price list.
+type fakePrices map[string]model.Price
+
+func (f fakePrices) Set(_ context.Context, item string, micros billing.Micros) (model.Price, error) {
+	p, ok := f[item]
+	if !ok {
+		return model.Price{}, model.ErrNotFound
+	}
+	p.Micros = micros
+	f[item] = p
+	return p, nil
+}
+
+func (f fakePrices) SetSMS(_ context.Context, country string, price, cost billing.Micros) (model.Price, error) {
+	p := model.Price{Item: billing.SMSItem(country), Micros: price, Unit: "segment", CostMicros: &cost}
+	f[p.Item] = p
+	return p, nil
+}
+
+// fakeSettings keeps the platform's settings.
+type fakeSettings map[string]int64
+
+func (f fakeSettings) Set(_ context.Context, name string, value int64) error {
+	f[name] = value
+	return nil
+}

@@ -137,11 +137,7 @@ func (s *Service) keySpec(ctx context.Context, caller Caller, req KeyRequest) (m
 // checkGrant checks the scopes exist, fit the new key's level, and that the
 // caller holds each one (a key cannot mint a more powerful key).
 func checkGrant(caller Caller, spec model.KeySpec) error {
-	if err := apikey.ValidateScopes(spec.Scopes, spec.OwnerType); err != nil {
-		var se *apikey.ScopeError
-		if errors.As(err, &se) {
-			return problem.New(problem.InvalidScope, map[string]any{"scope": se.Scope, "reason": se.Reason})
-		}
+	if err := checkScopes(spec); err != nil {
 		return err
 	}
 	for _, sc := range spec.Scopes {
@@ -150,6 +146,17 @@ func checkGrant(caller Caller, spec model.KeySpec) error {
 		}
 	}
 	return nil
+}
+
+// checkScopes refuses scopes that do not exist or do not fit the key's
+// level (INVALID_SCOPE).
+func checkScopes(spec model.KeySpec) error {
+	err := apikey.ValidateScopes(spec.Scopes, spec.OwnerType)
+	var se *apikey.ScopeError
+	if errors.As(err, &se) {
+		return problem.New(problem.InvalidScope, map[string]any{"scope": se.Scope, "reason": se.Reason})
+	}
+	return err
 }
 
 // RevokeKey revokes one of the caller's account's keys (any account's with

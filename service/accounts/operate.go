@@ -286,7 +286,7 @@ func (s *Service) IssueOperatorKey(ctx context.Context, k OperatorKey) (IssuedKe
 	if _, ok := s.d.Tiers[spec.Tier]; !ok {
 		return IssuedKey{}, problem.Invalid("tier", fmt.Sprintf("%q is not a configured tier (PARLEY_RATE_TIERS)", spec.Tier))
 	}
-	if err := apikey.ValidateScopes(spec.Scopes, spec.OwnerType); err != nil {
+	if err := checkScopes(spec); err != nil {
 		return IssuedKey{}, err
 	}
 	expiresIn := k.ExpiresIn

@@ -18,14 +18,20 @@ type SubscriptionStore interface {
 	Delete(ctx context.Context, accountID string, id int64) error
 }
 
+// EndpointChecker refuses endpoints the platform must not post to
+// (netguard.Guard).
+type EndpointChecker interface {
+	CheckEndpoint(ctx context.Context, rawURL string) error
+}
+
 // Subscriptions is the service behind /notifications/push-subscriptions.
 type Subscriptions struct {
 	store SubscriptionStore
-	guard netguard.Guard
+	guard EndpointChecker
 }
 
 // NewSubscriptions returns the service; guard checks every push endpoint.
-func NewSubscriptions(store SubscriptionStore, guard netguard.Guard) *Subscriptions {
+func NewSubscriptions(store SubscriptionStore, guard EndpointChecker) *Subscriptions {
 	return &Subscriptions{store: store, guard: guard}
 }
 
