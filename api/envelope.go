@@ -13,7 +13,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 
-	"parley/model"
 	"parley/platform/problem"
 )
 
@@ -93,20 +92,13 @@ func (s *Server) classify(err error) *problem.Error {
 	if p, ok := problem.As(err); ok {
 		return p
 	}
-	var balance *model.InsufficientBalanceError
-	var jobs *model.TooManyJobsError
+	// The records' errors (not found, balance, caps) say how a client is
+	// told.
+	var described interface{ Problem() *problem.Error }
 	var netErr *net.OpError
 	switch {
-	case errors.As(err, &balance):
-		return problem.New(problem.InsufficientBalance, balance.Details())
-	case errors.As(err, &jobs):
-		d := map[string]any{"inFlight": jobs.InFlight, "limit": jobs.Limit}
-		if jobs.Platform {
-			d["scope"] = "platform"
-		}
-		return problem.New(problem.TooManyJobs, d)
-	case errors.Is(err, model.ErrNotFound):
-		return problem.New(problem.NotFound, nil)
+	case errors.As(err, &described):
+		return described.Problem()
 	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
 		return problem.Wrap(problem.ServiceUnavailable, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"parley/platform/problem"
 	"parley/rules/billing"
 )
 
@@ -58,6 +59,11 @@ func (e *InsufficientBalanceError) Error() string {
 // Details are the client-safe figures of the refusal, in dollars.
 func (e *InsufficientBalanceError) Details() map[string]any {
 	return map[string]any{"requiredUsd": e.Required.USD(), "balanceUsd": e.Balance.USD()}
+}
+
+// Problem is how a client is told: INSUFFICIENT_BALANCE with the figures.
+func (e *InsufficientBalanceError) Problem() *problem.Error {
+	return problem.New(problem.InsufficientBalance, e.Details())
 }
 
 // ErrKeyReused means an idempotency key was used for a different movement.
