@@ -75,7 +75,7 @@ func respondSent(c *gin.Context, sent messaging.Sent) {
 	if !sent.Answered {
 		status = http.StatusAccepted
 	}
-	respond(c, status, messaging.NewSentView(sent.Message))
+	respond(c, status, sent.Message)
 }
 
 func (s *Server) getSMSBatch(c *gin.Context) {
@@ -85,10 +85,10 @@ func (s *Server) getSMSBatch(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	b, ms, err := svc.Batch(c, key.AccountID, id)
+	b, err := svc.Batch(c, key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusOK, messaging.NewBatchView(b, ms))
+	respond(c, http.StatusOK, b)
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/rules/webhookevent"
 	"parley/service/webhooks"
 )
 
@@ -26,7 +25,7 @@ func (s *Server) createWebhook(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusCreated, webhooks.NewCreatedEndpoint(e))
+	respond(c, http.StatusCreated, e)
 }
 
 func (s *Server) listWebhooks(c *gin.Context) {
@@ -36,11 +35,7 @@ func (s *Server) listWebhooks(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := make([]webhooks.Endpoint, 0, len(list))
-	for _, e := range list {
-		out = append(out, webhooks.NewEndpoint(e))
-	}
-	respond(c, http.StatusOK, gin.H{"webhooks": out})
+	respond(c, http.StatusOK, gin.H{"webhooks": list})
 }
 
 func (s *Server) deleteWebhook(c *gin.Context) {
@@ -69,11 +64,7 @@ func (s *Server) listDeliveries(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := make([]webhooks.Delivery, 0, len(list))
-	for _, d := range list {
-		out = append(out, webhooks.NewDelivery(d))
-	}
-	respond(c, http.StatusOK, gin.H{"deliveries": out})
+	respond(c, http.StatusOK, gin.H{"deliveries": list})
 }
 
 func (s *Server) replayDelivery(c *gin.Context) {
@@ -88,5 +79,5 @@ func (s *Server) replayDelivery(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusAccepted, gin.H{"id": d.ID, "event_id": webhookevent.PublicID(d.EventID), "status": d.Status})
+	respond(c, http.StatusAccepted, d)
 }

@@ -80,7 +80,7 @@ type SendRequest struct {
 // within Config.Wait; Answered is false when the carrier had not answered
 // by then (the send goes on).
 type Sent struct {
-	Message  model.SMSMessage
+	Message  SentView
 	Answered bool
 }
 
@@ -176,11 +176,11 @@ func (s *Service) await(ctx context.Context, id int64) (Sent, error) {
 			return Sent{}, err
 		}
 		if m.Status != sms.Queued {
-			return Sent{Message: m, Answered: true}, nil
+			return Sent{Message: NewSentView(m), Answered: true}, nil
 		}
 		select {
 		case <-ctx.Done():
-			return Sent{Message: m}, nil
+			return Sent{Message: NewSentView(m)}, nil
 		case <-time.After(delay):
 			delay = min(delay*2, 250*time.Millisecond)
 		}
@@ -374,8 +374,12 @@ func quotaExceeded(used, limit, requested int, country *string) error {
 }
 
 // Batch reads an account's batch and its recipients.
-func (s *Service) Batch(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error) {
-	return s.d.SMS.BatchOwned(ctx, accountID, id)
+func (s *Service) Batch(ctx context.Context, accountID string, id int64) (BatchView, error) {
+	b, ms, err := s.d.SMS.BatchOwned(ctx, accountID, id)
+	if err != nil {
+		return BatchView{}, err
+	}
+	return NewBatchView(b, ms), nil
 }
 
 // CarrierStatus applies a delivery callback: the message moves forward

@@ -69,3 +69,10 @@ func NewDelivery(d model.WebhookDelivery) Delivery {
 func NewCreatedEndpoint(e model.WebhookEndpoint) CreatedEndpoint {
 	return CreatedEndpoint{Endpoint: NewEndpoint(e), Secret: e.Secret}
 }
+
+// Replayed is a delivery sent again, as the 202 answer shows it.
+type Replayed struct {
+	EventID string `json:"event_id"`
+	ID      int64  `json:"id"`
+	Status  string `json:"status"`
+}

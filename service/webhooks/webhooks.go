@@ -67,48 +67,56 @@ type Registration struct {
 // Register checks the URL against the URL guard and the event types against
 // the list, and stores the endpoint with a fresh signing secret (returned
 // only here).
-func (s *Service) Register(ctx context.Context, accountID string, r Registration) (model.WebhookEndpoint, error) {
+func (s *Service) Register(ctx context.Context, accountID string, r Registration) (CreatedEndpoint, error) {
 	raw := strings.TrimSpace(r.URL)
 	switch {
 	case raw == "":
-		return model.WebhookEndpoint{}, problem.Invalid("url", "is required")
+		return CreatedEndpoint{}, problem.Invalid("url", "is required")
 	case len(raw) > maxURLLength:
-		return model.WebhookEndpoint{}, problem.Invalid("url", fmt.Sprintf("is longer than %d characters", maxURLLength))
+		return CreatedEndpoint{}, problem.Invalid("url", fmt.Sprintf("is longer than %d characters", maxURLLength))
 	}
 	if u, err := url.Parse(raw); err != nil || u.Fragment != "" {
-		return model.WebhookEndpoint{}, problem.Invalid("url", "must be an absolute URL without a fragment")
+		return CreatedEndpoint{}, problem.Invalid("url", "must be an absolute URL without a fragment")
 	}
 	types := []string{}
 	for _, t := range r.Events {
 		if !webhookevent.Known(t) {
-			return model.WebhookEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is not an event type; known: %s", t, strings.Join(webhookevent.Types(), ", ")))
+			return CreatedEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is not an event type; known: %s", t, strings.Join(webhookevent.Types(), ", ")))
 		}
 		if slices.Contains(types, t) {
-			return model.WebhookEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is listed twice", t))
+			return CreatedEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is listed twice", t))
 		}
 		types = append(types, t)
 	}
 	if err := s.guard.CheckEndpoint(ctx, raw); err != nil {
 		if errors.Is(err, netguard.ErrNotAllowed) {
 			reason := map[string]any{"reason": netguard.ClientMessage(err)}
-			return model.WebhookEndpoint{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
+			return CreatedEndpoint{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
 		}
-		return model.WebhookEndpoint{}, problem.Wrap(problem.ServiceUnavailable, err)
+		return CreatedEndpoint{}, problem.Wrap(problem.ServiceUnavailable, err)
 	}
 	secret, err := stdwebhook.NewSecret()
 	if err != nil {
-		return model.WebhookEndpoint{}, err
+		return CreatedEndpoint{}, err
 	}
 	e := model.WebhookEndpoint{AccountID: accountID, URL: raw, Events: types, Secret: secret}
 	if err := s.repo.InsertEndpoint(ctx, &e); err != nil {
-		return model.WebhookEndpoint{}, err
+		return CreatedEndpoint{}, err
 	}
-	return e, nil
+	return NewCreatedEndpoint(e), nil
 }
 
 // List returns the account's endpoints.
-func (s *Service) List(ctx context.Context, accountID string) ([]model.WebhookEndpoint, error) {
-	return s.repo.Endpoints(ctx, accountID)
+func (s *Service) List(ctx context.Context, accountID string) ([]Endpoint, error) {
+	list, err := s.repo.Endpoints(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Endpoint, 0, len(list))
+	for _, e := range list {
+		out = append(out, NewEndpoint(e))
+	}
+	return out, nil
 }
 
 // Delete retires one of the account's endpoints; deliveries in progress stop
@@ -119,17 +127,33 @@ func (s *Service) Delete(ctx context.Context, accountID string, id int64) error 
 
 // Deliveries lists the latest deliveries to one of the account's endpoints,
 // each with its attempts.
-func (s *Service) Deliveries(ctx context.Context, accountID string, endpointID int64) ([]model.WebhookDelivery, error) {
+func (s *Service) Deliveries(ctx context.Context, accountID string, endpointID int64) ([]Delivery, error) {
 	if _, err := s.repo.Endpoint(ctx, accountID, endpointID); err != nil {
 		return nil, err
 	}
-	return s.repo.Deliveries(ctx, endpointID, deliveriesShown)
+	list, err := s.repo.Deliveries(ctx, endpointID, deliveriesShown)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Delivery, 0, len(list))
+	for _, d := range list {
+		out = append(out, NewDelivery(d))
+	}
+	return out, nil
 }
 
 // Replay sends one of the account's deliveries again: same event, same
 // webhook-id, a fresh schedule of attempts. A delivery still being attempted
 // is a CONFLICT; one to a deleted endpoint is NOT_FOUND.
-func (s *Service) Replay(ctx context.Context, accountID string, id int64) (model.WebhookDelivery, error) {
+func (s *Service) Replay(ctx context.Context, accountID string, id int64) (Replayed, error) {
+	d, err := s.replay(ctx, accountID, id)
+	if err != nil {
+		return Replayed{}, err
+	}
+	return Replayed{EventID: webhookevent.PublicID(d.EventID), ID: d.ID, Status: d.Status}, nil
+}
+
+func (s *Service) replay(ctx context.Context, accountID string, id int64) (model.WebhookDelivery, error) {
 	d, err := s.repo.OwnedDelivery(ctx, accountID, id)
 	if err != nil {
 		return d, err
