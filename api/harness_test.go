@@ -79,14 +79,14 @@ func newHarnessWith(t *testing.T, db *bun.DB, cfg config.Config, clk *clock) *ha
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, objects := storage.NewStore(db), testenv.Objects(t)
+	store, objects, temporal := storage.NewStore(db), testenv.Objects(t), testenv.Temporal(t)
 	svc := wiring.New(wiring.Deps{
-		Config: cfg, Store: store, Objects: objects, Temporal: testenv.Temporal(t),
+		Config: cfg, Store: store, Objects: objects, Temporal: temporal,
 		Catalog: catalog, Log: testenv.Logger(), Now: clk.Now,
 	})
 	srv := NewServer(Deps{
 		Config: cfg, Jobs: svc.Jobs, Accounts: svc.Accounts, SMS: svc.SMS, Voice: svc.Voice, Webhooks: svc.Webhooks, Push: svc.Push,
-		Objects: objects, Database: store, Temporal: testenv.Temporal(t),
+		Objects: objects, Database: store, Temporal: temporal,
 		Catalog: catalog, Log: testenv.Logger(), Version: "test", Now: clk.Now,
 	})
 	h := &harness{t: t, db: db, cfg: cfg, clock: clk, srv: srv, http: httptest.NewServer(srv.Handler())}
