@@ -224,6 +224,9 @@ func priceSet(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args [
 		return nil, err
 	}
 	if country, ok := billing.SMSItemCountry(*item); ok {
+		if *costUSD < 0 {
+			return nil, fmt.Errorf("--cost-usd (what a segment costs the platform) is required for sms items and must be zero or more")
+		}
 		cost, err := usd("cost-usd", *costUSD)
 		if err != nil {
 			return nil, err
