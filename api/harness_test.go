@@ -14,6 +14,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"parley/devstack/contract"
 	"parley/devstack/testenv"
 	"parley/platform/config"
 	"parley/platform/i18n"
@@ -82,7 +83,8 @@ func newHarnessWith(t *testing.T, db *bun.DB, cfg config.Config, clk *clock) *ha
 		Config: cfg, Store: storage.NewStore(db), Objects: testenv.Objects(t), Temporal: testenv.Temporal(t),
 		Catalog: catalog, Log: testenv.Logger(), Version: "test", Now: clk.Now,
 	})
-	h := &harness{t: t, db: db, cfg: cfg, clock: clk, srv: srv, http: httptest.NewServer(srv.Handler())}
+	// Every exchange is held to api/openapi.json (devstack/contract).
+	h := &harness{t: t, db: db, cfg: cfg, clock: clk, srv: srv, http: httptest.NewServer(contract.Handler(t, srv.Handler()))}
 	t.Cleanup(h.http.Close)
 	return h
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"parley/devstack/contract"
 	"parley/platform/problem"
 )
 
@@ -305,5 +306,13 @@ func TestOpenAPIJSONBodies415(t *testing.T) {
 				t.Errorf("%s %s takes JSON but documents no 415 %s", strings.ToUpper(m), p, problem.UnsupportedMediaType)
 			}
 		}
+	}
+}
+
+// TestOpenAPIDocumentIsValid validates the document against the OpenAPI 3.1
+// schema and builds the validator every API test checks its exchanges with.
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	if _, err := contract.Load(openAPIDocument); err != nil {
+		t.Fatal(err)
 	}
 }

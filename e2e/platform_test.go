@@ -25,6 +25,7 @@ import (
 
 	"parley/activities"
 	"parley/api"
+	"parley/devstack/contract"
 	"parley/devstack/localcarrier"
 	"parley/devstack/mediatest"
 	"parley/devstack/testenv"
@@ -137,7 +138,9 @@ func startPlatform(t testing.TB, o options) *platform {
 		deps.VoiceProvider, voiceActs.Provider = voiceClient, voiceClient
 	}
 	srv := api.NewServer(deps)
-	p.api.Config.Handler = srv.Handler()
+	// Every exchange with the API, whichever client sends it, is held to
+	// api/openapi.json (devstack/contract).
+	p.api.Config.Handler = contract.Handler(t, srv.Handler())
 	p.api.Start()
 	t.Cleanup(p.api.Close)
 	if !o.noWorker {

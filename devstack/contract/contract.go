@@ -1,0 +1,451 @@
+// Package contract holds the API to its OpenAPI document in the tests: every
+// request and response the api/ and e2e/ tests exchange with the server goes
+// through Handler, which checks it with an OpenAPI 3.1 validator
+// (pb33f/libopenapi-validator) and fails the test that caused it when the
+// document does not describe it. Only tests import this package, so the
+// validator never reaches a production binary.
+//
+// What is checked, for each exchange under /api/v1:
+//   - the request against its operation (path, query and header parameters,
+//     security, body); a request the document forbids must be refused with a
+//     4xx, never accepted;
+//   - the response: its status is one the operation documents, its
+//     Content-Type one that status documents, its body and headers match
+//     their schemas (JSON, the plain-text exports, SRT and media alike), and
+//     no JSON object carries a field its schema does not name (see
+//     closeObjects);
+//   - an error envelope's error.code is one the documented response lists in
+//     its x-error-codes extension, and requestId is the X-Request-Id header;
+//   - a request that matches no operation is answered by a response of the
+//     document's x-unrouted-responses (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED).
+//
+// The provider callbacks under /hooks/ are not client API and the document
+// does not describe them: Handler passes them through unchecked.
+package contract
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pb33f/go-yaml"
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
+	"github.com/pb33f/libopenapi-validator/content"
+	liberrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi-validator/helpers"
+	"github.com/pb33f/libopenapi-validator/paths"
+	"github.com/pb33f/libopenapi-validator/radix"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+)
+
+// Prefix is the client API's path prefix: only exchanges under it are
+// checked.
+const Prefix = "/api/v1/"
+
+// DocumentPath is where the server serves its document.
+const DocumentPath = "/api/v1/openapi.json"
+
+// unroutedKey names the document-level extension that describes the answers
+// to a request no operation matches (the router's 404 and 405).
+const unroutedKey = "x-unrouted-responses"
+
+// errorCodesKey names the response-level extension listing the error codes a
+// documented error response may carry.
+const errorCodesKey = "x-error-codes"
+
+// textTypes are the non-JSON media types the document declares for bodies
+// that are text (exports, SRT); their bodies are checked as strings.
+var textTypes = []string{
+	"text/plain", "text/markdown", "text/vtt", "text/srt",
+	"application/x-subrip", "application/x-srt",
+}
+
+// binaryTypes are the media types of bodies that are bytes (media links).
+var binaryTypes = []string{"video/mp4", "application/octet-stream"}
+
+// Contract is a parsed, validated document and the validator built from it.
+// It is safe for concurrent use.
+type Contract struct {
+	// raw is the document as JSON values, for the checks the validator
+	// does not make (undeclared fields, error codes).
+	raw       map[string]any
+	model     *v3.Document
+	validator validator.Validator
+	options   *config.ValidationOptions
+	schemas   schema_validation.SchemaValidator
+	// schemaMu serialises the standalone schema validator, which the
+	// library does not promise to be safe for concurrent use.
+	schemaMu sync.Mutex
+	unrouted map[int]*v3.Response
+}
+
+var loaded = struct {
+	sync.Mutex
+	byHash map[[32]byte]*loadResult
+}{byHash: map[[32]byte]*loadResult{}}
+
+type loadResult struct {
+	once     sync.Once
+	contract *Contract
+	err      error
+}
+
+// Load parses and validates the document against the OpenAPI 3.1 schema and
+// builds its validator, once per test binary for the same bytes: the
+// document is large and both steps take a while.
+func Load(raw []byte) (*Contract, error) {
+	sum := sha256.Sum256(raw)
+	loaded.Lock()
+	r, ok := loaded.byHash[sum]
+	if !ok {
+		r = &loadResult{}
+		loaded.byHash[sum] = r
+	}
+	loaded.Unlock()
+	r.once.Do(func() { r.contract, r.err = build(raw) })
+	return r.contract, r.err
+}
+
+func validationOptions() []config.Option {
+	opts := []config.Option{
+		config.WithStandardBodyDecoders(),
+		config.WithFormatAssertions(),
+		config.WithRejectUnsupportedBodyContent(),
+	}
+	for _, t := range textTypes {
+		if t != "text/plain" {
+			opts = append(opts, config.WithBodyDecoder(t, content.TextDecoder()))
+		}
+	}
+	for _, t := range binaryTypes {
+		opts = append(opts, config.WithBodyDecoder(t, content.BinaryDecoder()))
+	}
+	return opts
+}
+
+func build(raw []byte) (*Contract, error) {
+	served, err := libopenapi.NewDocument(raw)
+	if err != nil {
+		return nil, fmt.Errorf("contract: parse the document: %w", err)
+	}
+	if v := served.GetVersion(); !strings.HasPrefix(v, "3.1") {
+		return nil, fmt.Errorf("contract: the document is OpenAPI %q, want 3.1.x", v)
+	}
+	if ok, errs := schema_validation.ValidateOpenAPIDocument(served); !ok {
+		return nil, fmt.Errorf("contract: the document is not valid OpenAPI 3.1:\n%s", describe(errs))
+	}
+	m, err := served.BuildV3Model()
+	if err != nil {
+		return nil, fmt.Errorf("contract: build the model: %w", err)
+	}
+	opts := validationOptions()
+	v := validator.NewValidatorFromV3Model(&m.Model, opts...)
+	c := &Contract{
+		model:     &m.Model,
+		raw:       map[string]any{},
+		validator: v,
+		options:   config.NewValidationOptions(append(opts, config.WithPathTree(radix.BuildPathTree(&m.Model)))...),
+		schemas:   schema_validation.NewSchemaValidator(opts...),
+		unrouted:  map[int]*v3.Response{},
+	}
+	if err := json.Unmarshal(raw, &c.raw); err != nil {
+		return nil, fmt.Errorf("contract: the document is not JSON: %w", err)
+	}
+	var node *yaml.Node
+	if m.Model.Extensions != nil {
+		node = m.Model.Extensions.GetOrZero(unroutedKey)
+	}
+	if node == nil {
+		return nil, fmt.Errorf("contract: the document has no %s", unroutedKey)
+	}
+	if err := c.readUnrouted(node); err != nil {
+		return nil, err
+	}
+	if err := c.checkErrorResponses(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// readUnrouted resolves the x-unrouted-responses map (status to a $ref of
+// components/responses).
+func (c *Contract) readUnrouted(node *yaml.Node) error {
+	var refs map[string]struct {
+		Ref string `yaml:"$ref"`
+	}
+	if err := node.Decode(&refs); err != nil {
+		return fmt.Errorf("contract: %s: %w", unroutedKey, err)
+	}
+	for status, r := range refs {
+		code, err := strconv.Atoi(status)
+		name, found := strings.CutPrefix(r.Ref, "#/components/responses/")
+		if err != nil || !found {
+			return fmt.Errorf("contract: %s: %q: %q is not a status and a #/components/responses/ reference", unroutedKey, status, r.Ref)
+		}
+		resp, ok := c.model.Components.Responses.Get(name)
+		if !ok {
+			return fmt.Errorf("contract: %s: %s does not resolve", unroutedKey, r.Ref)
+		}
+		c.unrouted[code] = resp
+	}
+	return nil
+}
+
+// checkErrorResponses makes sure every documented 4xx and 5xx response lists
+// its error codes, so that an error envelope can always be checked.
+func (c *Contract) checkErrorResponses() error {
+	var missing []string
+	for p, item := range c.model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			for status, resp := range op.Responses.Codes.FromOldest() {
+				if status < "400" || !isEnvelope(resp) {
+					continue
+				}
+				if codes, err := errorCodes(resp); err != nil || len(codes) == 0 {
+					missing = append(missing, fmt.Sprintf("%s %s %s", strings.ToUpper(method), p, status))
+				}
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("contract: error responses without %s: %s", errorCodesKey, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func isEnvelope(resp *v3.Response) bool {
+	_, ok := resp.Content.Get("application/json")
+	return ok
+}
+
+func errorCodes(resp *v3.Response) ([]string, error) {
+	if resp.Extensions == nil {
+		return nil, nil
+	}
+	node := resp.Extensions.GetOrZero(errorCodesKey)
+	if node == nil {
+		return nil, nil
+	}
+	var codes []string
+	if err := node.Decode(&codes); err != nil {
+		return nil, fmt.Errorf("%s: %w", errorCodesKey, err)
+	}
+	return codes, nil
+}
+
+// Exchange is one request and the response the server gave it, with both
+// bodies read.
+type Exchange struct {
+	Request     *http.Request
+	RequestBody []byte
+	// RequestBodyPartial is set when the server stopped reading the request
+	// body before its end (it refused it early).
+	RequestBodyPartial bool
+	Status             int
+	Header             http.Header
+	Body               []byte
+}
+
+// Check returns what the document says is wrong with an exchange, or nil.
+// The error names the operation, the status and each mismatch.
+func (c *Contract) Check(x Exchange) error {
+	if !strings.HasPrefix(x.Request.URL.Path, Prefix) {
+		return nil
+	}
+	req := x.request()
+	resp := x.response(req)
+	item, errs, template := paths.FindPath(req, c.model, c.options)
+	var op *v3.Operation
+	if item != nil && len(errs) == 0 {
+		op = helpers.ExtractOperation(req, item)
+	}
+	if op == nil {
+		return c.checkUnrouted(x, item != nil)
+	}
+	name := fmt.Sprintf("%s %s (%s %s, operation %s) answered %d",
+		x.Request.Method, x.Request.URL.RequestURI(), x.Request.Method, template, op.OperationId, x.Status)
+	var problems []string
+
+	if !x.RequestBodyPartial {
+		if ok, errs := c.validator.ValidateHttpRequestSyncWithPathItem(req, item, template); !ok && x.Status < 400 {
+			problems = append(problems, "the server accepted a request the document forbids:\n"+indent(describe(errs)))
+		}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(x.Body))
+	if ok, errs := c.validator.GetResponseBodyValidator().ValidateResponseBodyWithPathItem(req, resp, item, template); !ok {
+		problems = append(problems, describe(errs))
+	}
+	if isJSON(x.Header.Get("Content-Type")) && len(x.Body) > 0 {
+		schema := c.responseSchema(template, x.Request.Method, x.Status, x.Header.Get("Content-Type"))
+		if fields := c.undeclared(schema, x.Body); len(fields) > 0 {
+			problems = append(problems, "response fields the document does not describe: "+strings.Join(fields, ", "))
+		}
+	}
+	if x.Status < 400 && !x.RequestBodyPartial && isJSON(x.Request.Header.Get("Content-Type")) && len(x.RequestBody) > 0 {
+		schema := c.requestSchema(template, x.Request.Method, x.Request.Header.Get("Content-Type"))
+		if fields := c.undeclared(schema, x.RequestBody); len(fields) > 0 {
+			problems = append(problems, "the server accepted request fields the document does not describe: "+strings.Join(fields, ", "))
+		}
+	}
+	if documented := documentedResponse(op, x.Status); documented != nil {
+		problems = append(problems, c.checkEnvelope(x, documented)...)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("contract: %s:\n%s", name, indent(strings.Join(problems, "\n")))
+}
+
+// checkUnrouted holds an exchange no operation matches to the document's
+// x-unrouted-responses.
+func (c *Contract) checkUnrouted(x Exchange, pathKnown bool) error {
+	what := "a path the document does not have"
+	if pathKnown {
+		what = "a method the document does not give this path"
+	}
+	name := fmt.Sprintf("%s %s (%s) answered %d", x.Request.Method, x.Request.URL.RequestURI(), what, x.Status)
+	documented, ok := c.unrouted[x.Status]
+	if !ok {
+		return fmt.Errorf("contract: %s: %s documents no such status for unrouted requests", name, unroutedKey)
+	}
+	var problems []string
+	media, ok := helpers.FindMediaType(documented.Content, x.Header.Get("Content-Type"))
+	if !ok {
+		problems = append(problems, fmt.Sprintf("Content-Type %q is not documented", x.Header.Get("Content-Type")))
+	} else if media.Schema != nil {
+		problems = append(problems, c.validateSchema(media.Schema.Schema(), x.Body)...)
+		raw, _ := pointer(c.raw, "#/"+unroutedKey+"/"+strconv.Itoa(x.Status))
+		if fields := c.undeclared(c.mediaSchema(raw, x.Header.Get("Content-Type")), x.Body); len(fields) > 0 {
+			problems = append(problems, "response fields the document does not describe: "+strings.Join(fields, ", "))
+		}
+	}
+	problems = append(problems, c.checkEnvelope(x, documented)...)
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("contract: %s:\n%s", name, indent(strings.Join(problems, "\n")))
+}
+
+func (c *Contract) validateSchema(schema *base.Schema, body []byte) []string {
+	c.schemaMu.Lock()
+	defer c.schemaMu.Unlock()
+	if ok, errs := c.schemas.ValidateSchemaBytes(schema, body); !ok {
+		return []string{describe(errs)}
+	}
+	return nil
+}
+
+// documentedResponse is the response object that documents status: the exact
+// code, else its range (4XX), else default.
+func documentedResponse(op *v3.Operation, status int) *v3.Response {
+	if op.Responses == nil {
+		return nil
+	}
+	if r, ok := op.Responses.Codes.Get(strconv.Itoa(status)); ok {
+		return r
+	}
+	if r, ok := op.Responses.Codes.Get(fmt.Sprintf("%dXX", status/100)); ok {
+		return r
+	}
+	return op.Responses.Default
+}
+
+func isJSON(contentType string) bool {
+	return strings.HasPrefix(contentType, "application/json")
+}
+
+// envelope is the part of a JSON body the checks below read.
+type envelope struct {
+	OK        *bool   `json:"ok"`
+	RequestID *string `json:"requestId"`
+	Error     *struct {
+		Code string `json:"code"`
+	} `json:"error"`
+}
+
+// checkEnvelope checks what the schemas cannot: an error's code against the
+// codes its response documents, and requestId against X-Request-Id.
+func (c *Contract) checkEnvelope(x Exchange, documented *v3.Response) []string {
+	if !isJSON(x.Header.Get("Content-Type")) || x.Request.URL.Path == DocumentPath {
+		return nil
+	}
+	var env envelope
+	if err := json.Unmarshal(x.Body, &env); err != nil || env.OK == nil {
+		// A JSON body that is not the envelope (a JSON export): the
+		// schema check has judged it.
+		return nil
+	}
+	var problems []string
+	if env.RequestID != nil && *env.RequestID != x.Header.Get("X-Request-Id") {
+		problems = append(problems, fmt.Sprintf("requestId %q is not the X-Request-Id header %q", *env.RequestID, x.Header.Get("X-Request-Id")))
+	}
+	if *env.OK || env.Error == nil {
+		return problems
+	}
+	codes, err := errorCodes(documented)
+	switch {
+	case err != nil:
+		problems = append(problems, err.Error())
+	case len(codes) == 0:
+		problems = append(problems, fmt.Sprintf("error code %s: the documented %d response lists no %s", env.Error.Code, x.Status, errorCodesKey))
+	case !slices.Contains(codes, env.Error.Code):
+		problems = append(problems, fmt.Sprintf("error code %s is not documented for %d (%s: %s)", env.Error.Code, x.Status, errorCodesKey, strings.Join(codes, ", ")))
+	}
+	return problems
+}
+
+// request is a copy of the exchange's request with its body restored, as
+// the validator reads it.
+func (x Exchange) request() *http.Request {
+	req := x.Request.Clone(x.Request.Context())
+	req.Body = io.NopCloser(bytes.NewReader(x.RequestBody))
+	req.ContentLength = int64(len(x.RequestBody))
+	return req
+}
+
+func (x Exchange) response(req *http.Request) *http.Response {
+	return &http.Response{
+		StatusCode: x.Status, Status: http.StatusText(x.Status), Header: x.Header,
+		Body: io.NopCloser(bytes.NewReader(x.Body)), ContentLength: int64(len(x.Body)), Request: req,
+	}
+}
+
+// describe renders validation errors one per line, each with the fields
+// that failed and why.
+func describe(errs []*liberrors.ValidationError) string {
+	var b strings.Builder
+	for i, e := range errs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(e.Message)
+		if e.Reason != "" && e.Reason != e.Message {
+			b.WriteString(": " + e.Reason)
+		}
+		for _, f := range e.SchemaValidationErrors {
+			b.WriteString("\n  ")
+			if f.FieldPath != "" {
+				b.WriteString(f.FieldPath + ": ")
+			} else if f.KeywordLocation != "" {
+				b.WriteString(f.KeywordLocation + ": ")
+			}
+			b.WriteString(f.Reason)
+		}
+	}
+	return b.String()
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
