@@ -19,8 +19,12 @@
 //   - a request that matches no operation is answered by a response of the
 //     document's x-unrouted-responses (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED).
 //
-// The provider callbacks under /hooks/ are not client API and the document
-// does not describe them: Handler passes them through unchecked.
+// CheckEvent holds a webhook delivery's body (what Parley sends to a
+// customer's endpoint) to the document's webhooks section the same way.
+//
+// The provider callbacks under /hooks/ (the carrier's and the voice
+// provider's calls to Parley) are not client API and the document does not
+// describe them: Handler passes them through unchecked.
 package contract
 
 import (
@@ -448,4 +452,37 @@ func describe(errs []*liberrors.ValidationError) string {
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// CheckEvent holds the body of a webhook delivery to the document's
+// webhooks section: the operation of its event type describes the request
+// Parley sends to a customer's endpoint.
+func (c *Contract) CheckEvent(body []byte) error {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		return fmt.Errorf("contract: webhook delivery is not JSON: %v\n%s", err, body)
+	}
+	name := fmt.Sprintf("webhook delivery of %q", head.Type)
+	var item *v3.PathItem
+	if c.model.Webhooks != nil {
+		item = c.model.Webhooks.GetOrZero(head.Type)
+	}
+	if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+		return fmt.Errorf("contract: %s: the document's webhooks have no such event", name)
+	}
+	media, ok := item.Post.RequestBody.Content.Get("application/json")
+	if !ok || media.Schema == nil {
+		return fmt.Errorf("contract: %s: the document gives it no application/json body", name)
+	}
+	problems := c.validateSchema(media.Schema.Schema(), body)
+	raw, _ := pointer(c.raw, "#/webhooks/"+escape(head.Type)+"/post/requestBody")
+	if fields := c.undeclared(c.mediaSchema(raw, "application/json"), body); len(fields) > 0 {
+		problems = append(problems, "fields the document does not describe: "+strings.Join(fields, ", "))
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("contract: %s:\n%s", name, indent(strings.Join(problems, "\n")))
 }

@@ -49,6 +49,12 @@ const doc = `{
       }
     }
   },
+  "webhooks": {
+    "thing.done": {"post": {"requestBody": {"content": {"application/json": {"schema": {"allOf": [
+      {"type": "object", "required": ["id", "type", "data"], "properties": {"id": {"type": "string"}, "type": {"type": "string"}, "data": {}}},
+      {"type": "object", "properties": {"type": {"const": "thing.done"}, "data": {"$ref": "#/components/schemas/Thing"}}}
+    ]}}}}, "responses": {"2XX": {"description": "taken"}}}}
+  },
   "components": {
     "responses": {
       "RouteNotFound": {"description": "no route", "x-error-codes": ["NOT_FOUND"], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
@@ -185,6 +191,28 @@ func TestCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestCheckEvent(t *testing.T) {
+	c, err := Load([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{`{"id":"evt_1","type":"thing.done","data":{"id":1,"status":"done"}}`, ""},
+		{`{"id":"evt_1","type":"thing.done","data":{"id":1,"status":"late"}}`, "status"},
+		{`{"id":"evt_1","type":"thing.done","data":{"id":1,"status":"done","extra":true}}`, "does not describe: $.data.extra"},
+		{`{"id":"evt_1","type":"thing.gone","data":{}}`, "no such event"},
+		{`not json`, "not JSON"},
+	} {
+		err := c.CheckEvent([]byte(tc.body))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.body, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want an error saying %q", tc.body, err, tc.want)
+		}
 	}
 }
 

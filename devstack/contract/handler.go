@@ -31,12 +31,17 @@ const maxKept = 64 << 20
 // does not describe them.
 func Handler(r Reporter, next http.Handler) http.Handler {
 	r.Helper()
-	c, err := Load(served(next))
+	c, err := Of(next)
 	if err != nil {
 		r.Errorf("%v", err)
 		return next
 	}
 	return c.Handler(r, next)
+}
+
+// Of loads the document next serves (once per test binary).
+func Of(next http.Handler) (*Contract, error) {
+	return Load(served(next))
 }
 
 // served fetches the document from the handler itself.
