@@ -12,12 +12,13 @@
 //   - the response: its status is one the operation documents, its
 //     Content-Type one that status documents, its body and headers match
 //     their schemas (JSON, the plain-text exports, SRT and media alike), and
-//     no JSON object carries a field its schema does not name (see
-//     closeObjects);
+//     no JSON object carries a field its schema does not name (the document
+//     leaves objects open for clients; see undeclared.go);
 //   - an error envelope's error.code is one the documented response lists in
 //     its x-error-codes extension, and requestId is the X-Request-Id header;
 //   - a request that matches no operation is answered by a response of the
-//     document's x-unrouted-responses (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED).
+//     document's x-unrouted-responses (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED,
+//     500 INTERNAL_ERROR).
 //
 // CheckEvent holds a webhook delivery's body (what Parley sends to a
 // customer's endpoint) to the document's webhooks section the same way.
@@ -61,7 +62,8 @@ const Prefix = "/api/v1/"
 const DocumentPath = "/api/v1/openapi.json"
 
 // unroutedKey names the document-level extension that describes the answers
-// to a request no operation matches (the router's 404 and 405).
+// to a request no operation matches (the router's 404 and 405, and the 500
+// of a failure anywhere).
 const unroutedKey = "x-unrouted-responses"
 
 // errorCodesKey names the response-level extension listing the error codes a
@@ -139,17 +141,17 @@ func validationOptions() []config.Option {
 }
 
 func build(raw []byte) (*Contract, error) {
-	served, err := libopenapi.NewDocument(raw)
+	doc, err := libopenapi.NewDocument(raw)
 	if err != nil {
 		return nil, fmt.Errorf("contract: parse the document: %w", err)
 	}
-	if v := served.GetVersion(); !strings.HasPrefix(v, "3.1") {
+	if v := doc.GetVersion(); !strings.HasPrefix(v, "3.1") {
 		return nil, fmt.Errorf("contract: the document is OpenAPI %q, want 3.1.x", v)
 	}
-	if ok, errs := schema_validation.ValidateOpenAPIDocument(served); !ok {
+	if ok, errs := schema_validation.ValidateOpenAPIDocument(doc); !ok {
 		return nil, fmt.Errorf("contract: the document is not valid OpenAPI 3.1:\n%s", describe(errs))
 	}
-	m, err := served.BuildV3Model()
+	m, err := doc.BuildV3Model()
 	if err != nil {
 		return nil, fmt.Errorf("contract: build the model: %w", err)
 	}
@@ -229,6 +231,9 @@ func (c *Contract) checkErrorResponses() error {
 }
 
 func isEnvelope(resp *v3.Response) bool {
+	if resp == nil || resp.Content == nil {
+		return false
+	}
 	_, ok := resp.Content.Get("application/json")
 	return ok
 }
@@ -286,7 +291,6 @@ func (c *Contract) Check(x Exchange) error {
 			problems = append(problems, "the server accepted a request the document forbids:\n"+indent(describe(errs)))
 		}
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(x.Body))
 	if ok, errs := c.validator.GetResponseBodyValidator().ValidateResponseBodyWithPathItem(req, resp, item, template); !ok {
 		problems = append(problems, describe(errs))
 	}
@@ -353,7 +357,7 @@ func (c *Contract) validateSchema(schema *base.Schema, body []byte) []string {
 // documentedResponse is the response object that documents status: the exact
 // code, else its range (4XX), else default.
 func documentedResponse(op *v3.Operation, status int) *v3.Response {
-	if op.Responses == nil {
+	if op.Responses == nil || op.Responses.Codes == nil {
 		return nil
 	}
 	if r, ok := op.Responses.Codes.Get(strconv.Itoa(status)); ok {
