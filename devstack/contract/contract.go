@@ -16,6 +16,8 @@
 //     leaves objects open for clients; see undeclared.go);
 //   - an error envelope's error.code is one the documented response lists in
 //     its x-error-codes extension, and requestId is the X-Request-Id header;
+//   - a header the document names on some response (X-Request-Id, ETag,
+//     Retry-After, ...) is declared on this one when the server sends it;
 //   - a request that matches no operation is answered by a response of the
 //     document's x-unrouted-responses (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED,
 //     500 INTERNAL_ERROR).
@@ -94,6 +96,10 @@ type Contract struct {
 	// library does not promise to be safe for concurrent use.
 	schemaMu sync.Mutex
 	unrouted map[int]*v3.Response
+	// headers are the response headers the document names somewhere (its
+	// header vocabulary): one of them sent on a response that does not
+	// declare it is undescribed.
+	headers []string
 }
 
 var loaded = struct {
@@ -181,7 +187,62 @@ func build(raw []byte) (*Contract, error) {
 	if err := c.checkErrorResponses(); err != nil {
 		return nil, err
 	}
+	c.headers = c.headerVocabulary()
 	return c, nil
+}
+
+// headerVocabulary lists the response headers the document declares
+// anywhere, but Content-Length, which the HTTP server adds to every
+// response.
+func (c *Contract) headerVocabulary() []string {
+	seen := map[string]bool{http.CanonicalHeaderKey("Content-Length"): true}
+	var out []string
+	add := func(resp *v3.Response) {
+		if resp == nil || resp.Headers == nil {
+			return
+		}
+		for name := range resp.Headers.KeysFromOldest() {
+			if k := http.CanonicalHeaderKey(name); !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	for _, item := range c.model.Paths.PathItems.FromOldest() {
+		for _, op := range item.GetOperations().FromOldest() {
+			if op.Responses != nil && op.Responses.Codes != nil {
+				for _, resp := range op.Responses.Codes.FromOldest() {
+					add(resp)
+				}
+			}
+		}
+	}
+	for _, resp := range c.unrouted {
+		add(resp)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// undeclaredHeaders names the headers of the document's vocabulary that
+// the server sent but documented does not declare.
+func (c *Contract) undeclaredHeaders(x Exchange, documented *v3.Response) []string {
+	var out []string
+	for _, name := range c.headers {
+		if x.Header.Get(name) == "" {
+			continue
+		}
+		declared := false
+		if documented.Headers != nil {
+			for k := range documented.Headers.KeysFromOldest() {
+				declared = declared || http.CanonicalHeaderKey(k) == name
+			}
+		}
+		if !declared {
+			out = append(out, fmt.Sprintf("header %s is sent but the documented %d response does not declare it", name, x.Status))
+		}
+	}
+	return out
 }
 
 // readUnrouted resolves the x-unrouted-responses map (status to a $ref of
@@ -308,6 +369,7 @@ func (c *Contract) Check(x Exchange) error {
 	}
 	if documented := documentedResponse(op, x.Status); documented != nil {
 		problems = append(problems, c.checkEnvelope(x, documented)...)
+		problems = append(problems, c.undeclaredHeaders(x, documented)...)
 	}
 	if len(problems) == 0 {
 		return nil
@@ -339,6 +401,7 @@ func (c *Contract) checkUnrouted(x Exchange, pathKnown bool) error {
 		}
 	}
 	problems = append(problems, c.checkEnvelope(x, documented)...)
+	problems = append(problems, c.undeclaredHeaders(x, documented)...)
 	if len(problems) == 0 {
 		return nil
 	}

@@ -22,11 +22,11 @@ const doc = `{
         "operationId": "getThing",
         "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9]+$"}}],
         "responses": {
-          "200": {"description": "ok", "content": {"application/json": {"schema": {"allOf": [
+          "200": {"description": "ok", "headers": {"X-Request-Id": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"allOf": [
             {"$ref": "#/components/schemas/SuccessEnvelope"},
             {"type": "object", "properties": {"data": {"$ref": "#/components/schemas/Thing"}}}
           ]}}}},
-          "404": {"description": "no", "x-error-codes": ["NOT_FOUND"], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
+          "404": {"description": "no", "headers": {"X-Request-Id": {"schema": {"type": "string"}}}, "x-error-codes": ["NOT_FOUND"], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
         }
       }
     },
@@ -36,8 +36,8 @@ const doc = `{
         "requestBody": {"required": true, "content": {"application/json": {"schema": {
           "type": "object", "required": ["name"], "properties": {"name": {"type": "string", "maxLength": 5}}}}}},
         "responses": {
-          "201": {"description": "created", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SuccessEnvelope"}}}},
-          "400": {"description": "bad", "x-error-codes": ["VALIDATION_ERROR"], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
+          "201": {"description": "created", "headers": {"X-Request-Id": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SuccessEnvelope"}}}},
+          "400": {"description": "bad", "headers": {"X-Request-Id": {"schema": {"type": "string"}}}, "x-error-codes": ["VALIDATION_ERROR"], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
         }
       }
     },
@@ -57,7 +57,7 @@ const doc = `{
   },
   "components": {
     "responses": {
-      "RouteNotFound": {"description": "no route", "x-error-codes": ["NOT_FOUND"], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
+      "RouteNotFound": {"description": "no route", "headers": {"X-Request-Id": {"schema": {"type": "string"}}}, "x-error-codes": ["NOT_FOUND"], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
     },
     "schemas": {
       "Envelope": {"type": "object", "required": ["ok", "requestId"], "properties": {
@@ -85,9 +85,10 @@ func (r *recorder) Errorf(format string, args ...any) {
 	r.errs = append(r.errs, fmt.Sprintf(format, args...))
 }
 
-// server answers every request with the given status and body, and serves
-// the document.
-func server(status int, contentType, body string) http.Handler {
+// server answers every request with the given status and body (with
+// X-Request-Id when it is JSON, as the document says, and the extra headers
+// given as name, value pairs), and serves the document.
+func server(status int, contentType, body string, headers ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == DocumentPath {
 			w.Header().Set("Content-Type", "application/json")
@@ -96,7 +97,12 @@ func server(status int, contentType, body string) http.Handler {
 		}
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", contentType)
-		w.Header().Set("X-Request-Id", "req_1")
+		if strings.HasPrefix(contentType, "application/json") {
+			w.Header().Set("X-Request-Id", "req_1")
+		}
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
 		w.WriteHeader(status)
 		io.WriteString(w, body)
 	})
@@ -109,6 +115,7 @@ func TestCheck(t *testing.T) {
 		method, path, reqBody string
 		status                int
 		contentType, body     string
+		header                []string // extra response headers, name, value pairs
 		want                  []string // substrings of the one report; none means no report
 	}{
 		{name: "documented", method: "GET", path: "/api/v1/things/1", status: 200, contentType: "application/json", body: ok},
@@ -138,6 +145,8 @@ func TestCheck(t *testing.T) {
 		{name: "undocumented content type", method: "GET", path: "/api/v1/things/1", status: 200, contentType: "text/html", body: "<p>",
 			want: []string{"text/html"}},
 		{name: "plain text", method: "GET", path: "/api/v1/things/1/text", status: 200, contentType: "text/plain; charset=utf-8", body: "hello"},
+		{name: "a header the response does not declare", method: "GET", path: "/api/v1/things/1/text", status: 200, contentType: "text/plain", body: "hello",
+			header: []string{"X-Request-Id", "req_1"}, want: []string{"header X-Request-Id is sent but the documented 200 response does not declare it"}},
 		{name: "invalid request refused", method: "POST", path: "/api/v1/things", reqBody: `{"name":"too long"}`, status: 400,
 			contentType: "application/json", body: `{"ok":false,"requestId":"req_1","error":{"code":"VALIDATION_ERROR"}}`},
 		{name: "invalid request accepted", method: "POST", path: "/api/v1/things", reqBody: `{"name":"too long"}`, status: 201,
@@ -158,7 +167,7 @@ func TestCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var rec recorder
-			srv := httptest.NewServer(Handler(&rec, server(tc.status, tc.contentType, tc.body)))
+			srv := httptest.NewServer(Handler(&rec, server(tc.status, tc.contentType, tc.body, tc.header...)))
 			defer srv.Close()
 			req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.reqBody))
 			if err != nil {
