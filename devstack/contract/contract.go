@@ -7,8 +7,9 @@
 //
 // What is checked, for each exchange under /api/v1:
 //   - the request against its operation (path, query and header parameters,
-//     security, body); a request the document forbids must be refused with a
-//     4xx, never accepted;
+//     security, body); a request the document forbids, or one with a query
+//     parameter or JSON field the document does not name, must be refused
+//     with a 4xx, never accepted;
 //   - the response: its status is one the operation documents, its
 //     Content-Type one that status documents, its body and headers match
 //     their schemas (JSON, the plain-text exports, SRT and media alike), and
@@ -355,6 +356,11 @@ func (c *Contract) Check(x Exchange) error {
 	if ok, errs := c.validator.GetResponseBodyValidator().ValidateResponseBodyWithPathItem(req, resp, item, template); !ok {
 		problems = append(problems, describe(errs))
 	}
+	if x.Status < 400 {
+		if names := undeclaredQuery(x.Request, item, op); len(names) > 0 {
+			problems = append(problems, "the server accepted query parameters the document does not describe: "+strings.Join(names, ", "))
+		}
+	}
 	if isJSON(x.Header.Get("Content-Type")) && len(x.Body) > 0 {
 		schema := c.responseSchema(template, x.Request.Method, x.Status, x.Header.Get("Content-Type"))
 		if fields := c.undeclared(schema, x.Body); len(fields) > 0 {
@@ -375,6 +381,25 @@ func (c *Contract) Check(x Exchange) error {
 		return nil
 	}
 	return fmt.Errorf("contract: %s:\n%s", name, indent(strings.Join(problems, "\n")))
+}
+
+// undeclaredQuery names the query parameters of req that neither the
+// operation nor its path declares.
+func undeclaredQuery(req *http.Request, item *v3.PathItem, op *v3.Operation) []string {
+	declared := map[string]bool{}
+	for _, p := range append(slices.Clone(item.Parameters), op.Parameters...) {
+		if p != nil && p.In == "query" {
+			declared[p.Name] = true
+		}
+	}
+	var out []string
+	for name := range req.URL.Query() {
+		if !declared[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // checkUnrouted holds an exchange no operation matches to the document's

@@ -155,6 +155,8 @@ func TestCheck(t *testing.T) {
 		{name: "undeclared request field accepted", method: "POST", path: "/api/v1/things", reqBody: `{"name":"a","colour":"red"}`, status: 201,
 			contentType: "application/json", body: `{"ok":true,"requestId":"req_1","data":{}}`,
 			want: []string{"accepted request fields the document does not describe: $.colour"}},
+		{name: "undeclared query parameter accepted", method: "GET", path: "/api/v1/things/1?verbose=1", status: 200, contentType: "application/json", body: ok,
+			want: []string{"accepted query parameters the document does not describe: verbose"}},
 		{name: "path param the document refuses", method: "GET", path: "/api/v1/things/abc", status: 404, contentType: "application/json",
 			body: `{"ok":false,"requestId":"req_1","error":{"code":"NOT_FOUND"}}`},
 		{name: "unrouted", method: "GET", path: "/api/v1/nothing", status: 404, contentType: "application/json",
