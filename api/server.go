@@ -146,6 +146,9 @@ func (s *Server) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// A path with a stray trailing slash is no route (404 NOT_FOUND), as
+	// the contract says, not a redirect the document does not describe.
+	r.RedirectTrailingSlash = false
 	r.ContextWithFallback = true
 	r.Use(withRequestID, s.accessLog, s.recovery, CORS(s.cfg.CORSOrigins))
 	v1 := r.Group("/api/v1")
