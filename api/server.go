@@ -67,9 +67,11 @@ type Server struct {
 	push     *notify.Subscriptions
 
 	limiter RateLimiter
-	keys    *storage.KeyCache
-	keyUse  *storage.UsageBatcher
-	usage   *storage.UsageRecorder
+	// pages is the web console, mounted beside /api/v1 when set.
+	pages  Pages
+	keys   *storage.KeyCache
+	keyUse *storage.UsageBatcher
+	usage  *storage.UsageRecorder
 }
 
 // NewServer wires a Server.
@@ -100,6 +102,20 @@ func NewServer(d Deps) *Server {
 		usage:    d.Store.NewUsageRecorder(),
 	}
 }
+
+// Pages is a browser front end the API's engine serves beside /api/v1 (the
+// web console, package console): it mounts its own routes, and / redirects
+// to its Home.
+type Pages interface {
+	Mount(r *gin.Engine)
+	Home() string
+}
+
+// WithPages mounts p on the engine Handler builds.
+func (s *Server) WithPages(p Pages) { s.pages = p }
+
+// Jobs is the job service the REST handlers use, for the pages to share.
+func (s *Server) Jobs() *jobs.Service { return s.jobs }
 
 // newMessaging is the SMS service when a carrier is configured.
 func newMessaging(d Deps) *messaging.Service {
@@ -190,6 +206,11 @@ func (s *Server) Handler() http.Handler {
 	// Provider callbacks are not client API: outside /api/v1, verified by
 	// their signature, answered without the envelope.
 	r.POST("/hooks/elevenlabs/post-call", s.postCall)
+	if s.pages != nil {
+		s.pages.Mount(r)
+		home := s.pages.Home()
+		r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, home) })
+	}
 	r.NoRoute(func(c *gin.Context) { s.fail(c, problemNotFound()) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, problemMethod()) })
 	return r

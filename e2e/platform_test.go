@@ -87,6 +87,9 @@ type options struct {
 	channels func(*notify.Notifier)
 	// jobActivities replaces the job queue's slots (PARLEY_WORKER_ACTIVITIES).
 	jobActivities int
+	// consoleSMTP is the SMTP server the web console mails sign-in links
+	// through; empty: the console has no mail (console_platform_test.go).
+	consoleSMTP string
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -137,6 +140,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		deps.VoiceProvider, voiceActs.Provider = voiceClient, voiceClient
 	}
 	srv := api.NewServer(deps)
+	p.mountConsole(srv, deps, o.consoleSMTP)
 	p.api.Config.Handler = srv.Handler()
 	p.api.Start()
 	t.Cleanup(p.api.Close)

@@ -25,6 +25,7 @@ type Store struct {
 	Events        Events
 	Webhooks      Webhooks
 	Push          PushSubscriptions
+	Console       ConsoleAuth
 }
 
 // NewStore builds the repositories over db.
@@ -35,6 +36,7 @@ func NewStore(db *bun.DB) Store {
 		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db}, SMS: SMS{DB: db},
 		Conversations: Conversations{DB: db}, VoiceAgents: VoiceAgents{DB: db},
 		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db},
+		Console: ConsoleAuth{DB: db},
 	}
 }
 

@@ -298,10 +298,17 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 		defer stop()
 	}
 	if withAPI {
+		store := storage.NewStore(s.db)
 		srv := api.NewServer(api.Deps{
-			Config: s.cfg, Store: storage.NewStore(s.db), Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
+			Config: s.cfg, Store: store, Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
 			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log, Version: buildVersion(),
 		})
+		con, err := newConsole(s.cfg, store, s.objects, srv, s.catalog, s.log)
+		if err != nil {
+			return err
+		}
+		srv.WithPages(con)
+		g.Go(func() error { con.Run(ctx); return nil })
 		httpServer := newHTTPServer(s.cfg, srv.Handler())
 		g.Go(func() error { srv.Run(ctx); return nil })
 		g.Go(func() error {

@@ -86,6 +86,8 @@ type Options struct {
 	Language       string
 	EmailAfter     bool
 	SMSAfter       bool
+	// Source is "ui" for jobs the web console admits; empty means "api".
+	Source string
 }
 
 // TranscriptionRequest asks for a transcription of an upload or of a URL
@@ -215,7 +217,11 @@ func (s *Service) newJob(o Options) (storage.Job, error) {
 	if err != nil {
 		return storage.Job{}, problem.Invalid("language", err.Error())
 	}
-	j := storage.Job{AccountID: o.AccountID, Status: jobspec.Queued, Source: "api",
+	source := o.Source
+	if source == "" {
+		source = "api"
+	}
+	j := storage.Job{AccountID: o.AccountID, Status: jobspec.Queued, Source: source,
 		LanguageRequested: lang, EmailAfter: o.EmailAfter, SMSAfter: o.SMSAfter}
 	if o.IdempotencyKey != "" {
 		j.IdempotencyKey = &o.IdempotencyKey
