@@ -238,3 +238,56 @@ func TestConsoleCSRF(t *testing.T) {
 		t.Fatalf("a refused form admitted %d jobs", len(list.Jobs))
 	}
 }
+
+// TestConsoleSubtitlesStyle: the style's still-frame preview is drawn over
+// the chosen video before anything is sent, and the job is admitted with
+// that style and the cleanup switch, as the console's.
+func TestConsoleSubtitlesStyle(t *testing.T) {
+	mails := newSMTPCatcher(t, false)
+	p := startPlatform(t, options{consoleSMTP: mails.addr, noWorker: true})
+	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 5 * billing.MicrosPerUSD})
+	video := filepath.Join(t.TempDir(), "talk.mp4")
+	if err := mediatest.GenerateVideo(context.Background(), video, mediatest.VideoOpts{Seconds: 3, Width: 640, Height: 360, SpeechText: "hello from the console"}); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, "alice")
+	b.signIn(p, mails, acc.Email)
+	b.run(chromedp.Navigate(p.api.URL+"/console/subtitles"), chromedp.WaitVisible("#file", chromedp.ByID))
+	b.shot("subtitles")
+	b.run(chromedp.SetUploadFiles("#file", []string{video}, chromedp.ByID),
+		chromedp.WaitVisible("#preview", chromedp.ByID),
+		chromedp.SetValue("#position", "top", chromedp.ByID),
+		chromedp.SetValue("#primaryColor", "#00ff80", chromedp.ByID),
+		chromedp.SetValue("#fontSize", "36", chromedp.ByID),
+		chromedp.Evaluate(`document.querySelector("#fontSize").dispatchEvent(new Event("input")), true`, nil),
+		chromedp.Click("#cleanup", chromedp.ByID))
+	// The caption is drawn in the chosen colour (one the test pattern does
+	// not have) near the top: such pixels in the top fifth, none in the
+	// bottom fifth.
+	var caption []int
+	b.run(chromedp.Evaluate(`(() => { const c = document.querySelector("#preview"), g = c.getContext("2d");
+		const count = (y0, y1) => { const d = g.getImageData(0, y0, c.width, y1 - y0).data; let n = 0;
+			for (let i = 0; i < d.length; i += 4) if (d[i] < 40 && d[i+1] > 215 && Math.abs(d[i+2] - 128) < 40) n++; return n; };
+		return [count(0, c.height / 5 | 0), count(c.height * 4 / 5 | 0, c.height)]; })()`, &caption))
+	b.shot("subtitles-preview")
+	if len(caption) != 2 || caption[0] < 50 || caption[1] > caption[0]/10 {
+		t.Fatalf("caption pixels in the preview's top and bottom fifths: %v, want the caption at the top", caption)
+	}
+	b.run(chromedp.Click("#start", chromedp.ByID), chromedp.WaitVisible("#accepted", chromedp.ByID))
+	b.shot("subtitles-accepted")
+	id := strings.TrimPrefix(regexp.MustCompile(`job=\d+`).FindString(b.location()), "job=")
+	var job struct {
+		Source          string `json:"source"`
+		UseVoiceCleanup bool   `json:"used_voice_cleanup"`
+		Style           struct {
+			Position     string  `json:"position"`
+			PrimaryColor string  `json:"primaryColor"`
+			FontSize     float64 `json:"fontSize"`
+		} `json:"style"`
+	}
+	r := p.do(http.MethodGet, "/subtitles/"+id, key.Secret, nil).want(t, 200, "")
+	r.decode(t, &job)
+	if job.Source != "ui" || !job.UseVoiceCleanup || job.Style.Position != "top" || !strings.EqualFold(job.Style.PrimaryColor, "#00ff80") || job.Style.FontSize != 36 {
+		t.Fatalf("job %s: %s", id, r.Data)
+	}
+}

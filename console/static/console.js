@@ -43,4 +43,57 @@
       xhr.send(new FormData(form));
     });
   });
+
+  // The subtitle form's still-frame preview: a frame of the chosen video
+  // drawn in the page with the style's font, size, colours, position and
+  // margin, sized as the burn sizes them (rules/subtitles: Resolve and the
+  // ASS style) so the person sees the style before paying for a burn.
+  const fig = document.querySelector("[data-preview]");
+  if (fig) {
+    const form = fig.closest("form");
+    const canvas = fig.querySelector("canvas");
+    const video = document.createElement("video");
+    video.muted = true; video.preload = "auto";
+    let url = null;
+    const val = (name) => form.elements[name].value;
+    const draw = () => {
+      if (!video.videoWidth) return;
+      const scale = Math.min(1, 640 / video.videoWidth);
+      canvas.width = Math.round(video.videoWidth * scale);
+      canvas.height = Math.round(video.videoHeight * scale);
+      const g = canvas.getContext("2d");
+      g.drawImage(video, 0, 0, canvas.width, canvas.height);
+      const share = Math.round(video.videoHeight * 0.05);
+      const size = (parseFloat(val("fontSize")) || Math.max(8, share)) * scale;
+      const margin = (val("marginV") === "" ? share : parseFloat(val("marginV"))) * scale;
+      // libass sizes a font by its line height; the em is about 0.8 of it.
+      g.font = `${Math.round(size * 0.8)}px "${val("font")}", sans-serif`;
+      g.textAlign = "center";
+      g.lineJoin = "round";
+      const pos = val("position");
+      let y;
+      if (pos === "top") { g.textBaseline = "top"; y = margin; }
+      else if (pos === "middle") { g.textBaseline = "middle"; y = canvas.height / 2; }
+      else { g.textBaseline = "bottom"; y = canvas.height - margin; }
+      const text = fig.dataset.sample;
+      g.lineWidth = 2 * Math.max(1, size / 12);
+      g.strokeStyle = val("outlineColor");
+      g.strokeText(text, canvas.width / 2, y);
+      g.fillStyle = val("primaryColor");
+      g.fillText(text, canvas.width / 2, y);
+      fig.hidden = false;
+    };
+    video.addEventListener("loadeddata", () => { video.currentTime = Math.min(1, video.duration / 2 || 0); });
+    video.addEventListener("seeked", draw);
+    const load = () => {
+      const file = form.elements.file.files[0];
+      if (!file) return;
+      if (url) URL.revokeObjectURL(url);
+      url = URL.createObjectURL(file);
+      video.src = url;
+    };
+    form.elements.file.addEventListener("change", load);
+    form.querySelector("[data-drop]").addEventListener("drop", () => setTimeout(load, 0));
+    form.querySelectorAll("fieldset.style input, fieldset.style select").forEach((el) => el.addEventListener("input", draw));
+  }
 })();
