@@ -25,13 +25,13 @@ import (
 // browser is one headless Chromium (Debian's package) with its own
 // profile, so two browsers are two people.
 type browser struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	shots string
 	n     int
 }
 
-func newBrowser(t *testing.T, name string) *browser {
+func newBrowser(t testing.TB, name string) *browser {
 	t.Helper()
 	path := os.Getenv("PARLEY_CHROMIUM")
 	if path == "" {
@@ -59,7 +59,7 @@ func newBrowser(t *testing.T, name string) *browser {
 
 // screenshotDir is where a test's pages are saved for a person to look at:
 // $PARLEY_SCREENSHOTS, or a folder under the system temp.
-func screenshotDir(t *testing.T, name string) string {
+func screenshotDir(t testing.TB, name string) string {
 	root := os.Getenv("PARLEY_SCREENSHOTS")
 	if root == "" {
 		root = filepath.Join(os.TempDir(), "parley-console-screenshots")
