@@ -291,3 +291,41 @@ func TestConsoleSubtitlesStyle(t *testing.T) {
 		t.Fatalf("job %s: %s", id, r.Data)
 	}
 }
+
+// TestConsoleTenancy: a session acts for its own account only. A job one
+// person starts belongs to their account and no other; one person's CSRF
+// token does nothing in another's session.
+func TestConsoleTenancy(t *testing.T) {
+	mails := newSMTPCatcher(t, false)
+	p := startPlatform(t, options{consoleSMTP: mails.addr, noWorker: true})
+	alice, aliceKey := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 5 * billing.MicrosPerUSD})
+	bob, bobKey := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 5 * billing.MicrosPerUSD})
+	speech := filepath.Join(t.TempDir(), "hello.wav")
+	if err := mediatest.GenerateSpeech(context.Background(), "hello from bob", speech); err != nil {
+		t.Fatal(err)
+	}
+	a, b := newBrowser(t, "alice"), newBrowser(t, "bob")
+	a.signIn(p, mails, alice.Email)
+	b.signIn(p, mails, bob.Email)
+
+	b.run(chromedp.Navigate(p.api.URL+"/console/transcribe"), chromedp.WaitVisible("#file", chromedp.ByID),
+		chromedp.SetUploadFiles("#file", []string{speech}, chromedp.ByID), chromedp.Click("#start", chromedp.ByID),
+		chromedp.WaitVisible("#accepted", chromedp.ByID))
+	b.shot("bob-accepted")
+	id := strings.TrimPrefix(regexp.MustCompile(`job=\d+`).FindString(b.location()), "job=")
+	p.do(http.MethodGet, "/transcribe/"+id, bobKey.Secret, nil).want(t, 200, "")
+	p.do(http.MethodGet, "/transcribe/"+id, aliceKey.Secret, nil).want(t, 404, "NOT_FOUND")
+
+	// Alice's page's token, sent from Bob's session, is refused.
+	var aliceToken string
+	a.run(chromedp.Navigate(p.api.URL+"/console/transcribe"), chromedp.WaitVisible("#file", chromedp.ByID),
+		chromedp.Evaluate(`document.querySelector('meta[name="csrf-token"]').content`, &aliceToken))
+	var status int
+	b.run(chromedp.Evaluate(fmt.Sprintf(`fetch("/console/signout", {method: "POST", headers: {"X-CSRF-Token": %q}}).then(r => r.status)`, aliceToken),
+		&status, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	if status != http.StatusForbidden {
+		t.Fatalf("Bob's session with Alice's token got %d, want 403", status)
+	}
+	b.run(chromedp.Navigate(p.api.URL+"/console/"), chromedp.WaitVisible("#signout", chromedp.ByID))
+	b.shot("bob-still-signed-in")
+}
