@@ -9,6 +9,7 @@ import (
 
 	"parley/platform/i18n"
 	"parley/platform/problem"
+	"parley/rules/billing"
 	"parley/rules/jobspec"
 	"parley/storage"
 	"parley/workflows"
@@ -68,7 +69,7 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 		}
 		ms = append(ms, storage.Movement{
 			AccountID: job.AccountID, Kind: storage.KindCharge, Service: stage.Service, Amount: amount,
-			Key: storage.ChargeKey(job.Kind, job.ID, name), JobKind: job.Kind, JobID: job.ID, Stage: name,
+			Key: billing.ChargeKey(job.Kind, job.ID, name), JobKind: job.Kind, JobID: job.ID, Stage: name,
 		})
 	}
 	if len(ms) == 0 {

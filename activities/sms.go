@@ -103,7 +103,7 @@ func (a *SMS) earlierSend(ctx context.Context, m storage.SMSMessage) (string, bo
 func (a *SMS) accept(ctx context.Context, m storage.SMSMessage, sid string) error {
 	return a.Store.Accept(ctx, m, sid, storage.Movement{
 		AccountID: m.AccountID, Kind: storage.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
-		Key: fmt.Sprintf("sms-message:%d:send", m.ID), JobKind: workflows.SMSMessageKind, JobID: m.ID, Stage: "send",
+		Key: billing.SMSSendKey(m.ID), JobKind: workflows.SMSMessageKind, JobID: m.ID, Stage: "send",
 	})
 }
 

@@ -209,7 +209,7 @@ func (a *Voice) Ingest(ctx context.Context, in workflows.ConversationInput) (wor
 			name = stored.AgentName
 		}
 	}
-	perMinute, err := storage.Prices{DB: a.DB}.Get(ctx, voice.PriceItem)
+	perMinute, err := storage.Prices{DB: a.DB}.Get(ctx, billing.ItemVoiceMinute)
 	if err != nil {
 		return res, err
 	}
@@ -257,8 +257,8 @@ func (a *Voice) Charge(ctx context.Context, in workflows.ConversationRef) error 
 	if *c.CostMicros > 0 {
 		_, err := storage.Ledger{DB: a.DB}.Post(ctx, storage.Movement{
 			AccountID: c.AccountID, Kind: storage.KindCharge, Service: billing.ServiceVoiceMinute, Amount: *c.CostMicros,
-			Key:     storage.ChargeKey(voice.LedgerKind, c.ID, billing.ServiceVoiceMinute),
-			JobKind: voice.LedgerKind, JobID: c.ID, Stage: billing.ServiceVoiceMinute,
+			Key:     billing.ChargeKey(workflows.ConversationKind, c.ID, billing.ServiceVoiceMinute),
+			JobKind: workflows.ConversationKind, JobID: c.ID, Stage: billing.ServiceVoiceMinute,
 		})
 		if err != nil {
 			return fmt.Errorf("charge conversation %d: %w", c.ID, err)

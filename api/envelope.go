@@ -14,7 +14,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"parley/platform/problem"
-	"parley/storage"
 )
 
 // envelope is the body of every JSON response.
@@ -74,8 +73,8 @@ func (s *Server) fail(c *gin.Context, err error) {
 		}
 	}
 	prefs := []string{c.GetHeader("Accept-Language")}
-	if acc, ok := accountFrom(c); ok {
-		prefs = append(prefs, acc.Locale)
+	if caller, ok := keyFrom(c); ok {
+		prefs = append(prefs, caller.Locale)
 	}
 	c.AbortWithStatusJSON(statusOf(p), envelope{
 		OK: false,
@@ -93,20 +92,13 @@ func (s *Server) classify(err error) *problem.Error {
 	if p, ok := problem.As(err); ok {
 		return p
 	}
-	var balance *storage.InsufficientBalanceError
-	var jobs *storage.TooManyJobsError
+	// The records' errors (not found, balance, caps) say how a client is
+	// told.
+	var described interface{ Problem() *problem.Error }
 	var netErr *net.OpError
 	switch {
-	case errors.As(err, &balance):
-		return problem.New(problem.InsufficientBalance, balance.Details())
-	case errors.As(err, &jobs):
-		d := map[string]any{"inFlight": jobs.InFlight, "limit": jobs.Limit}
-		if jobs.Platform {
-			d["scope"] = "platform"
-		}
-		return problem.New(problem.TooManyJobs, d)
-	case errors.Is(err, storage.ErrNotFound):
-		return problem.New(problem.NotFound, nil)
+	case errors.As(err, &described):
+		return described.Problem()
 	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
 		return problem.Wrap(problem.ServiceUnavailable, err)
 	}
@@ -117,7 +109,7 @@ func (s *Server) classify(err error) *problem.Error {
 func (s *Server) entry(c *gin.Context) *logrus.Entry {
 	fields := logrus.Fields{"request_id": requestID(c), "route": c.FullPath()}
 	if k, ok := keyFrom(c); ok {
-		fields["key_id"] = k.ID
+		fields["key_id"] = k.KeyID
 		fields["account_id"] = k.AccountID
 	}
 	return s.log.WithFields(fields)

@@ -18,6 +18,7 @@ import (
 	"parley/devstack/testenv"
 	"parley/rules/jobspec"
 	"parley/rules/medialink"
+	"parley/service/jobs"
 	"parley/storage"
 )
 
@@ -199,7 +200,7 @@ func TestIdempotencyKeyIsPrintableASCII(t *testing.T) {
 		t.Fatalf("%d jobs stored (%v), want none", n, err)
 	}
 	t.Run("printable ASCII with spaces", func(t *testing.T) {
-		var first, again acceptedJSON
+		var first, again jobs.Accepted
 		send(" retry 1/{ok}~ ").wantOK(t, http.StatusAccepted, &first)
 		send("retry 1/{ok}~").wantOK(t, http.StatusAccepted, &again)
 		if first.ID != again.ID {

@@ -17,6 +17,7 @@ import (
 	"parley/devstack/testenv"
 	"parley/platform/config"
 	"parley/platform/i18n"
+	"parley/service/wiring"
 	"parley/storage"
 )
 
@@ -78,8 +79,14 @@ func newHarnessWith(t *testing.T, db *bun.DB, cfg config.Config, clk *clock) *ha
 	if err != nil {
 		t.Fatal(err)
 	}
+	store, objects, temporal := storage.NewStore(db), testenv.Objects(t), testenv.Temporal(t)
+	svc := wiring.New(wiring.Deps{
+		Config: cfg, Store: store, Objects: objects, Temporal: temporal,
+		Catalog: catalog, Log: testenv.Logger(), Now: clk.Now,
+	})
 	srv := NewServer(Deps{
-		Config: cfg, Store: storage.NewStore(db), Objects: testenv.Objects(t), Temporal: testenv.Temporal(t),
+		Config: cfg, Jobs: svc.Jobs, Accounts: svc.Accounts, SMS: svc.SMS, Voice: svc.Voice, Webhooks: svc.Webhooks, Push: svc.Push,
+		Objects: objects, Database: store, Temporal: temporal,
 		Catalog: catalog, Log: testenv.Logger(), Version: "test", Now: clk.Now,
 	})
 	h := &harness{t: t, db: db, cfg: cfg, clock: clk, srv: srv, http: httptest.NewServer(srv.Handler())}

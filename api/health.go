@@ -46,7 +46,7 @@ func (s *Server) getHealth(c *gin.Context) {
 	}
 	now := s.now()
 	body := healthBody{Status: "healthy", Time: now.UTC(), Version: s.version, UptimeSec: int64(now.Sub(s.started).Seconds())}
-	checks := map[string]func(context.Context) error{"postgres": s.store.Health}
+	checks := map[string]func(context.Context) error{"postgres": s.database.Health}
 	if deep {
 		checks["temporal"] = func(ctx context.Context) error {
 			_, err := s.temporal.CheckHealth(ctx, nil)

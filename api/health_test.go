@@ -10,6 +10,7 @@ import (
 	"parley/devstack/testenv"
 	"parley/rules/apikey"
 	"parley/rules/billing"
+	"parley/service/accounts"
 	"parley/storage"
 )
 
@@ -55,7 +56,7 @@ func TestProfile(t *testing.T) {
 	}
 	h.do(http.MethodGet, "/no-such", key.Secret, nil)        // not routed: no key, not counted
 	h.do(http.MethodGet, "/transcribe/999", key.Secret, nil) // an API error
-	var p profileJSON
+	var p accounts.Profile
 	h.do(http.MethodGet, "/profile", key.Secret, nil).wantOK(t, 200, &p)
 	if p.ID != acc.ID || p.Email != acc.Email || p.Balance.AmountUSD != 9.75 {
 		t.Fatalf("profile: %+v", p)

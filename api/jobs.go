@@ -1,29 +1,36 @@
 package api
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"parley/platform/problem"
+	"parley/rules/jobspec"
 	"parley/service/jobs"
-	"parley/storage"
 )
 
-// listLimit is the most rows a job list returns.
-const listLimit = 50
-
-type acceptedJSON struct {
-	ID     int64  `json:"id"`
-	Status string `json:"status"`
-}
-
-func accepted(c *gin.Context, j storage.Job) {
-	respond(c, http.StatusAccepted, acceptedJSON{ID: j.ID, Status: j.Status})
+// JobService is what the job handlers ask of the jobs service.
+type JobService interface {
+	Transcription(ctx context.Context, req jobs.TranscriptionRequest) (jobs.Accepted, error)
+	Subtitles(ctx context.Context, req jobs.SubtitlesRequest) (jobs.Accepted, error)
+	ListTranscriptions(ctx context.Context, accountID string, page jobs.Page) ([]jobs.Transcription, error)
+	ListSubtitles(ctx context.Context, accountID string, page jobs.Page) ([]jobs.Subtitles, error)
+	GetTranscription(ctx context.Context, accountID string, id int64) (jobs.Transcription, error)
+	GetSubtitles(ctx context.Context, accountID string, id int64) (jobs.Subtitles, error)
+	Delete(ctx context.Context, accountID string, kind jobspec.Kind, id int64) error
+	Export(ctx context.Context, accountID string, id int64, format string) (jobs.Export, error)
+	SRT(ctx context.Context, accountID string, id int64) (jobs.SRT, error)
+	EditSRT(ctx context.Context, accountID string, id int64, body io.Reader) (jobs.SRTEdit, error)
+	Reburn(ctx context.Context, accountID string, id int64) (int, error)
+	Running(ctx context.Context, accountID string) (jobs.Running, error)
+	Media(ctx context.Context, token string) (jobs.Media, error)
+	OpenMedia(ctx context.Context, m jobs.Media, offset, length int64) (io.ReadCloser, error)
 }
 
 // jobOptions binds what every job request carries: the caller, the
@@ -70,28 +77,16 @@ func parseBool(field, v string) (bool, error) {
 	return b, nil
 }
 
-// ownedJob loads the caller's job of a kind named by the path, or NOT_FOUND.
-func (s *Server) ownedJob(c *gin.Context, kind string) (storage.Job, error) {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return storage.Job{}, err
-	}
-	key, _ := keyFrom(c)
-	return s.store.Jobs.GetOwned(c, key.AccountID, kind, id)
-}
-
-func (s *Server) deleteJob(c *gin.Context, kind string) {
+func (s *Server) deleteJob(c *gin.Context, kind jobspec.Kind) {
 	id, err := pathID(c, "id")
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	key, _ := keyFrom(c)
-	if err := s.store.Jobs.SoftDelete(c, key.AccountID, kind, id); err != nil {
+	if err := s.jobs.Delete(c, key.AccountID, kind, id); err != nil {
 		s.fail(c, err)
 		return
 	}
 	respond(c, http.StatusOK, gin.H{"id": id, "deleted": true})
 }
-
-func utcPtr(t *time.Time) *time.Time { return jobs.UTC(t) }

@@ -10,6 +10,7 @@ import (
 
 	"parley/devstack/testenv"
 	"parley/rules/apikey"
+	"parley/service/accounts"
 )
 
 func TestCreateKeyRules(t *testing.T) {
@@ -53,7 +54,7 @@ func TestKeyLifecycle(t *testing.T) {
 	h := newHarness(t)
 	acc, caller := testenv.Account(t, h.db, testenv.AccountOpts{})
 	body := map[string]any{"name": "ci", "scopes": []string{"profile:read"}, "expires_at": h.clock.Now().Add(365 * 24 * time.Hour).Format(time.RFC3339)}
-	var created IssuedKeyJSON
+	var created accounts.IssuedKey
 	h.do(http.MethodPost, "/keys", caller.Secret, h.jsonBody(body), "Content-Type", "application/json").wantOK(t, http.StatusCreated, &created)
 	if created.Secret == "" || created.Warning == "" || created.Prefix == "" || created.OwnerType != "user" || created.Tier != "unlimited" {
 		t.Fatalf("create response incomplete: %+v", created)
@@ -97,13 +98,13 @@ func TestAdminKeys(t *testing.T) {
 	testenv.Account(t, h.db, testenv.AccountOpts{})
 	acc, _ := testenv.Account(t, h.db, testenv.AccountOpts{})
 	admin := testenv.Key(t, h.db, acc.ID, testenv.AccountOpts{Admin: true, Scopes: []string{apikey.KeysManage, apikey.AdminKeys}})
-	var listed []KeyJSON
+	var listed []accounts.Key
 	h.do(http.MethodGet, "/keys", admin.Secret, nil).wantOK(t, http.StatusOK, &listed)
 	if len(listed) != 3 {
 		t.Fatalf("admin sees %d keys, want every account's 3", len(listed))
 	}
 	body := map[string]any{"name": "ops", "scopes": []string{"admin:keys"}, "owner_type": "admin"}
-	var created KeyJSON
+	var created accounts.Key
 	h.do(http.MethodPost, "/keys", admin.Secret, h.jsonBody(body), "Content-Type", "application/json").wantOK(t, http.StatusCreated, &created)
 	if created.ExpiresAt != nil || created.OwnerType != "admin" {
 		t.Fatalf("admin key: %+v", created)

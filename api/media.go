@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,18 +10,12 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"parley/platform/problem"
-	"parley/rules/medialink"
 )
 
 // getMedia serves an output video through the service's own domain. The
 // signed token is the only credential; Range requests let players seek.
 func (s *Server) getMedia(c *gin.Context) {
-	key, err := s.links.Verify(c.Param("token"), s.now())
-	if errors.Is(err, medialink.ErrInvalid) {
-		s.fail(c, problem.New(problem.MediaLinkInvalid, nil))
-		return
-	}
-	info, err := s.objects.Stat(c, key)
+	info, err := s.jobs.Media(c, c.Param("token"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -50,7 +43,7 @@ func (s *Server) getMedia(c *gin.Context) {
 		c.Status(status)
 		return
 	}
-	body, err := s.objects.Open(c, key, start, length)
+	body, err := s.jobs.OpenMedia(c, info, start, length)
 	if err != nil {
 		s.fail(c, err)
 		return

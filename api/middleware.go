@@ -3,7 +3,6 @@ package api
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -13,14 +12,12 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"parley/platform/problem"
-	"parley/rules/apikey"
-	"parley/storage"
+	"parley/service/accounts"
 )
 
 const (
 	ctxRequestID = "parley.requestID"
-	ctxKey       = "parley.key"
-	ctxAccount   = "parley.account"
+	ctxCaller    = "parley.caller"
 )
 
 // withRequestID takes X-Request-Id from the client when it is sane, or makes
@@ -51,20 +48,13 @@ func validRequestID(id string) bool {
 
 func requestID(c *gin.Context) string { return c.GetString(ctxRequestID) }
 
-func keyFrom(c *gin.Context) (storage.APIKey, bool) {
-	k, ok := c.Get(ctxKey)
+// keyFrom is the caller the request authenticated as.
+func keyFrom(c *gin.Context) (accounts.Caller, bool) {
+	k, ok := c.Get(ctxCaller)
 	if !ok {
-		return storage.APIKey{}, false
+		return accounts.Caller{}, false
 	}
-	return k.(storage.APIKey), true
-}
-
-func accountFrom(c *gin.Context) (storage.Account, bool) {
-	a, ok := c.Get(ctxAccount)
-	if !ok {
-		return storage.Account{}, false
-	}
-	return a.(storage.Account), true
+	return k.(accounts.Caller), true
 }
 
 // accessLog writes one JSON line per request and counts it for usage.
@@ -83,7 +73,7 @@ func (s *Server) accessLog(c *gin.Context) {
 		}).Info("request")
 	}
 	if k, ok := keyFrom(c); ok {
-		s.usage.Record(k.AccountID, start, status >= 400)
+		s.accounts.RecordRequest(k.AccountID, start, status >= 400)
 	}
 }
 
@@ -97,15 +87,6 @@ func (s *Server) recovery(c *gin.Context) {
 	c.Next()
 }
 
-// keyCacheTTL is how long a replica authenticates a key from memory
-// (Server.keys) before reading it again. It bounds how long a key revoked
-// elsewhere (through another replica, or `parley admin`) still works here,
-// and how stale the account read with it may be (only its locale is used:
-// GET /profile reads the account afresh). The secret is compared and expiry
-// checked on every request, and a key revoked through this replica is
-// dropped from its cache at once.
-const keyCacheTTL = 5 * time.Second
-
 // authenticate resolves the bearer key and its account.
 func (s *Server) authenticate(c *gin.Context) {
 	if err := s.identify(c); err != nil {
@@ -115,8 +96,8 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-// identify checks the Authorization header and stores the key and account
-// on the request.
+// identify checks the Authorization header and stores the caller on the
+// request.
 func (s *Server) identify(c *gin.Context) error {
 	header := c.GetHeader("Authorization")
 	if header == "" {
@@ -127,22 +108,11 @@ func (s *Server) identify(c *gin.Context) error {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return problem.New(problem.InvalidAPIKey, nil)
 	}
-	prefix, ok := apikey.PrefixOf(secret)
-	if !ok {
-		return problem.New(problem.InvalidAPIKey, nil)
-	}
-	key, err := s.keys.ByPrefix(c, prefix)
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		return problem.New(problem.InvalidAPIKey, nil)
-	case err != nil:
+	caller, err := s.accounts.Authenticate(c, secret)
+	if err != nil {
 		return err
-	case !apikey.Matches(secret, key.SecretHash) || !key.Usable(s.now()):
-		return problem.New(problem.InvalidAPIKey, nil)
 	}
-	c.Set(ctxKey, key)
-	c.Set(ctxAccount, *key.Account)
-	s.keyUse.Touch(key.ID, s.now())
+	c.Set(ctxCaller, caller)
 	return nil
 }
 
@@ -158,7 +128,7 @@ func (s *Server) rateLimit(c *gin.Context) {
 // spend counts the request against the key's budget.
 func (s *Server) spend(c *gin.Context) error {
 	key, _ := keyFrom(c)
-	wait, err := s.limiter.Allow(c, key)
+	wait, err := s.accounts.Allow(c, key)
 	if err != nil {
 		return err
 	}

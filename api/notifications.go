@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -17,12 +16,6 @@ type pushSubscriptionRequest struct {
 	Keys           webpush.Keys `json:"keys"`
 }
 
-type pushSubscriptionJSON struct {
-	ID        int64     `json:"id"`
-	Endpoint  string    `json:"endpoint"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
 func (s *Server) createPushSubscription(c *gin.Context) {
 	var req pushSubscriptionRequest
 	if err := bindJSON(c, &req); err != nil {
@@ -35,7 +28,7 @@ func (s *Server) createPushSubscription(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusCreated, pushSubscriptionJSON{ID: sub.ID, Endpoint: sub.Endpoint, CreatedAt: sub.CreatedAt.UTC()})
+	respond(c, http.StatusCreated, sub)
 }
 
 func (s *Server) deletePushSubscription(c *gin.Context) {

@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"time"
 
@@ -13,15 +14,11 @@ import (
 
 	"parley/platform/config"
 	"parley/platform/i18n"
-	"parley/platform/netguard"
 	"parley/rules/apikey"
-	"parley/rules/medialink"
-	"parley/service/jobs"
 	"parley/service/messaging"
 	"parley/service/notify"
 	"parley/service/voice"
 	"parley/service/webhooks"
-	"parley/storage"
 )
 
 // HealthChecker is anything GET /health?deep=true can probe.
@@ -29,19 +26,32 @@ type HealthChecker interface {
 	Health(ctx context.Context) error
 }
 
-// Deps are what the API needs from the process.
+// ObjectStore is the part of the object store the API itself uses: uploads
+// stream into it as they arrive, and a refused one is removed.
+type ObjectStore interface {
+	Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) (int64, error)
+	Remove(ctx context.Context, key string) error
+	Health(ctx context.Context) error
+}
+
+// Deps are what the API needs from the process: the services every
+// request goes through, and what the health check probes.
 type Deps struct {
 	Config   config.Config
-	Store    storage.Store
-	Objects  *storage.Objects
+	Jobs     JobService
+	Accounts AccountService
+	// SMS is nil when no carrier is configured.
+	SMS      *messaging.Service
+	Voice    *voice.Service
+	Webhooks *webhooks.Service
+	Push     *notify.Subscriptions
+	Objects  ObjectStore
+	Database HealthChecker
 	Temporal client.Client
 	Speech   HealthChecker
-	Media    jobs.Prober
-	// VoiceProvider is nil when no voice provider is configured.
-	VoiceProvider voice.Pinger
-	Catalog       *i18n.Catalog
-	Log           *logrus.Logger
-	Version       string
+	Catalog  *i18n.Catalog
+	Log      *logrus.Logger
+	Version  string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -49,58 +59,24 @@ type Deps struct {
 // Server holds the handlers' dependencies.
 type Server struct {
 	cfg      config.Config
-	store    storage.Store
-	objects  *storage.Objects
-	temporal client.Client
-	speech   HealthChecker
-	jobs     *jobs.Service
+	jobs     JobService
+	accounts AccountService
 	// sms is nil when no carrier is configured.
 	sms      *messaging.Service
 	voice    *voice.Service
-	links    medialink.Signer
+	webhooks *webhooks.Service
+	push     *notify.Subscriptions
+	objects  ObjectStore
+	database HealthChecker
+	temporal client.Client
+	speech   HealthChecker
 	catalog  *i18n.Catalog
 	log      *logrus.Logger
 	version  string
 	started  time.Time
 	now      func() time.Time
-	webhooks *webhooks.Service
-	push     *notify.Subscriptions
-
-	limiter RateLimiter
 	// pages is the web console, mounted beside /api/v1 when set.
-	pages  Pages
-	keys   *storage.KeyCache
-	keyUse *storage.UsageBatcher
-	usage  *storage.UsageRecorder
-}
-
-// NewServer wires a Server.
-func NewServer(d Deps) *Server {
-	now := d.Now
-	if now == nil {
-		now = time.Now
-	}
-	return &Server{
-		cfg: d.Config, store: d.Store, objects: d.Objects, temporal: d.Temporal, speech: d.Speech,
-		jobs: jobs.New(jobs.Deps{
-			Jobs: d.Store.Jobs, Admissions: d.Store.Admissions, Prices: d.Store.Prices,
-			Objects: d.Objects, Media: d.Media, Temporal: d.Temporal, Catalog: d.Catalog, Log: d.Log,
-			Guard: netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes, MaxBytes: d.Config.MaxUploadSize},
-		}),
-		sms: newMessaging(d),
-		voice: voice.New(voice.Deps{
-			Conversations: d.Store.Conversations, Agents: d.Store.VoiceAgents, Provider: d.VoiceProvider,
-			WebhookSecret: d.Config.ElevenLabsWebhookSecret, Temporal: d.Temporal, Now: now,
-		}),
-		links:   medialink.NewSigner(d.Config.MediaSecret, d.Config.MediaLinkTTL),
-		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
-		webhooks: webhooks.New(d.Store.Webhooks, netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes}, d.Temporal, d.Config.WebhookRetries),
-		push:     notify.NewSubscriptions(d.Store.Push, netguard.Guard{AllowPrefixes: d.Config.URLAllowPrefixes}),
-		limiter:  RateLimiter{Counters: d.Store.RateCounters, Tiers: d.Config.RateTiers, Now: now},
-		keys:     storage.NewKeyCache(d.Store.Keys, keyCacheTTL, time.Now),
-		keyUse:   d.Store.NewUsageBatcher(),
-		usage:    d.Store.NewUsageRecorder(),
-	}
+	pages Pages
 }
 
 // Pages is a browser front end the API's engine serves beside /api/v1 (the
@@ -114,24 +90,18 @@ type Pages interface {
 // WithPages mounts p on the engine Handler builds.
 func (s *Server) WithPages(p Pages) { s.pages = p }
 
-// Jobs is the job service the REST handlers use, for the pages to share.
-func (s *Server) Jobs() *jobs.Service { return s.jobs }
-
-// newMessaging is the SMS service when a carrier is configured.
-func newMessaging(d Deps) *messaging.Service {
-	if !d.Config.SMSConfigured() {
-		return nil
+// NewServer wires a Server.
+func NewServer(d Deps) *Server {
+	now := d.Now
+	if now == nil {
+		now = time.Now
 	}
-	return messaging.New(messaging.Deps{
-		Config: messaging.Config{Countries: d.Config.SMSCountries, Quotas: d.Config.SMSDailyQuotas,
-			Wait: smsWait, RefreshEvery: d.Config.SMSRefreshEvery},
-		Accounts: d.Store.Accounts, SMS: d.Store.SMS, Prices: d.Store.Prices, Temporal: d.Temporal, Log: d.Log, Now: d.Now,
-	})
+	return &Server{
+		cfg: d.Config, jobs: d.Jobs, accounts: d.Accounts, sms: d.SMS, voice: d.Voice, webhooks: d.Webhooks, push: d.Push,
+		objects: d.Objects, database: d.Database, temporal: d.Temporal, speech: d.Speech,
+		catalog: d.Catalog, log: d.Log, version: d.Version, started: now(), now: now,
+	}
 }
-
-// smsWait is how long POST /sms with one recipient waits for the carrier
-// before answering 202 with the message still queued.
-const smsWait = 20 * time.Second
 
 // route is one endpoint: the table drives both the router and the OpenAPI
 // completeness test.
@@ -231,7 +201,7 @@ func (s *Server) Run(ctx context.Context) {
 		case <-flush.C:
 			s.Flush(ctx)
 		case <-prune.C:
-			if err := s.limiter.Counters.Prune(ctx, s.now().Add(-2*time.Hour)); err != nil {
+			if err := s.accounts.Prune(ctx); err != nil {
 				s.log.WithError(err).Warn("prune rate counters")
 			}
 		}
@@ -240,10 +210,7 @@ func (s *Server) Run(ctx context.Context) {
 
 // Flush writes batched key-use times and usage counts now.
 func (s *Server) Flush(ctx context.Context) {
-	if err := s.keyUse.Flush(ctx); err != nil {
-		s.log.WithError(err).Warn("flush key usage")
-	}
-	if err := s.usage.Flush(ctx); err != nil {
-		s.log.WithError(err).Warn("flush usage counts")
+	if err := s.accounts.Flush(ctx); err != nil {
+		s.log.WithError(err).Warn("flush batched usage")
 	}
 }

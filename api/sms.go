@@ -7,7 +7,6 @@ import (
 
 	"parley/platform/problem"
 	"parley/service/messaging"
-	"parley/storage"
 )
 
 type smsRecipientRequest struct {
@@ -19,30 +18,6 @@ type sendSMSRequest struct {
 	From       string                `json:"from"`
 	Body       string                `json:"body"`
 	Recipients []smsRecipientRequest `json:"recipients"`
-}
-
-// smsMessageJSON is the answer to a single send.
-type smsMessageJSON struct {
-	MessageID         int64   `json:"messageId"`
-	ThreadID          int64   `json:"threadId"`
-	To                string  `json:"to"`
-	Country           string  `json:"country"`
-	Status            string  `json:"status"`
-	Segments          int     `json:"segments"`
-	Encoding          string  `json:"encoding"`
-	CostUSD           float64 `json:"costUsd"`
-	PriceUSD          float64 `json:"priceUsd"`
-	UpstreamMessageID *string `json:"upstreamMessageId"`
-	ErrorCode         *string `json:"errorCode"`
-	ErrorMessage      *string `json:"errorMessage"`
-}
-
-type smsBatchAcceptedJSON struct {
-	JobID             int64          `json:"jobId"`
-	RecipientCount    int            `json:"recipientCount"`
-	EstimatedCostUSD  float64        `json:"estimatedCostUsd"`
-	EstimatedPriceUSD float64        `json:"estimatedPriceUsd"`
-	PerCountry        map[string]int `json:"perCountry"`
 }
 
 // smsTarget is the SMS service and the resource id of the path, for the
@@ -87,8 +62,7 @@ func (s *Server) sendSMS(c *gin.Context) {
 		return
 	}
 	if b := res.Batch; b != nil {
-		respond(c, http.StatusAccepted, smsBatchAcceptedJSON{JobID: b.BatchID, RecipientCount: b.Recipients,
-			EstimatedCostUSD: b.EstimatedCost.USD(), EstimatedPriceUSD: b.EstimatedPrice.USD(), PerCountry: b.PerCountry})
+		respond(c, http.StatusAccepted, messaging.NewBatchAccepted(*b))
 		return
 	}
 	respondSent(c, *res.Single)
@@ -101,23 +75,7 @@ func respondSent(c *gin.Context, sent messaging.Sent) {
 	if !sent.Answered {
 		status = http.StatusAccepted
 	}
-	respond(c, status, smsMessageView(sent.Message))
-}
-
-// smsMessageView shapes a single send's message; a price is only shown once
-// it is charged (the carrier accepted the message).
-func smsMessageView(m storage.SMSMessage) smsMessageJSON {
-	v := smsMessageJSON{MessageID: m.ID, ThreadID: m.ThreadID, To: m.ToPhone, Country: m.Country, Status: m.Status,
-		Segments: m.Segments, Encoding: m.Encoding, UpstreamMessageID: m.UpstreamSID,
-		ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage}
-	v.PriceUSD, v.CostUSD = charged(m)
-	return v
-}
-
-// charged is what a message cost the user and the platform, in USD.
-func charged(m storage.SMSMessage) (price, cost float64) {
-	p, c := messaging.Charged(m)
-	return p.USD(), c.USD()
+	respond(c, status, sent.Message)
 }
 
 func (s *Server) getSMSBatch(c *gin.Context) {
@@ -127,10 +85,10 @@ func (s *Server) getSMSBatch(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	b, ms, err := svc.Batch(c, key.AccountID, id)
+	b, err := svc.Batch(c, key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusOK, messaging.NewBatchView(b, ms))
+	respond(c, http.StatusOK, b)
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,24 +12,7 @@ import (
 	"parley/rules/jobspec"
 	"parley/rules/subtitles"
 	"parley/service/jobs"
-	"parley/storage"
 )
-
-// subtitleView shapes a subtitle job with a fresh signed link to its video.
-func (s *Server) subtitleView(j storage.Job) jobs.Subtitles {
-	return jobs.NewSubtitles(j, func(key string) string {
-		return s.cfg.BaseURL + "/api/v1/media/" + s.links.Token(key, s.now())
-	})
-}
-
-// orZero reads an optional column, zero when it is NULL.
-func orZero[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
 
 var subtitleFields = []string{"language", "use_voice_cleanup", "style", "email_after", "sms_after"}
 
@@ -55,7 +37,7 @@ func (s *Server) createSubtitles(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	accepted(c, job)
+	respond(c, http.StatusAccepted, job)
 }
 
 // subtitlesRequest binds the form fields of a subtitle upload.
@@ -78,52 +60,46 @@ func subtitlesRequest(c *gin.Context, up *upload) (jobs.SubtitlesRequest, error)
 
 func (s *Server) listSubtitles(c *gin.Context) {
 	key, _ := keyFrom(c)
-	rows, err := s.store.Jobs.List(c, key.AccountID, jobspec.Subtitles, listLimit)
+	out, err := s.jobs.ListSubtitles(c, key.AccountID, jobs.Page{})
 	if err != nil {
 		s.fail(c, err)
 		return
-	}
-	out := make([]jobs.Subtitles, 0, len(rows))
-	for _, j := range rows {
-		out = append(out, s.subtitleView(j))
 	}
 	respond(c, http.StatusOK, gin.H{"jobs": out})
 }
 
 func (s *Server) getSubtitle(c *gin.Context) {
-	job, err := s.ownedJob(c, jobspec.Subtitles)
+	id, err := pathID(c, "id")
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusOK, s.subtitleView(job))
+	key, _ := keyFrom(c)
+	job, err := s.jobs.GetSubtitles(c, key.AccountID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	respond(c, http.StatusOK, job)
 }
 
 func (s *Server) deleteSubtitle(c *gin.Context) { s.deleteJob(c, jobspec.Subtitles) }
 
 func (s *Server) getSRT(c *gin.Context) {
-	job, err := s.ownedJob(c, jobspec.Subtitles)
+	id, err := pathID(c, "id")
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	// Only a completed job's captions are served (a job being re-burned
-	// completed before): a failed job's transcript is not the client's.
-	if job.Status != jobspec.Done && (job.Status != jobspec.Burning || job.CompletedAt == nil) {
-		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": job.Status}))
-		return
-	}
-	v, err := s.store.Versions.Latest(c, job.ID)
+	key, _ := keyFrom(c)
+	srt, err := s.jobs.SRT(c, key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.Header("X-Subtitle-Version", strconv.Itoa(v.Version))
-	c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(v.SRT))
+	c.Header("X-Subtitle-Version", strconv.Itoa(srt.Version))
+	c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(srt.Text))
 }
-
-// maxSRTBytes bounds an edited SRT.
-const maxSRTBytes = 2 << 20
 
 func (s *Server) putSRT(c *gin.Context) {
 	switch mediaType(c) {
@@ -134,40 +110,18 @@ func (s *Server) putSRT(c *gin.Context) {
 		}))
 		return
 	}
-	job, err := s.ownedJob(c, jobspec.Subtitles)
+	id, err := pathID(c, "id")
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if job.Status != jobspec.Done {
-		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": job.Status}))
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxSRTBytes))
-	if err != nil {
-		s.fail(c, problem.Invalid("body", "is larger than 2 MB"))
-		return
-	}
-	cues, err := subtitles.ParseSRT(string(body), orZero(job.DurationSec))
-	var parseErr *subtitles.ParseError
-	if errors.As(err, &parseErr) {
-		s.fail(c, &problem.Error{Code: problem.ValidationError,
-			Params:  map[string]any{"field": "srt", "reason": parseErr.Error()},
-			Details: map[string]any{"field": "srt", "reason": parseErr.Reason, "cue": parseErr.Cue, "line": parseErr.Line}})
-		return
-	}
+	key, _ := keyFrom(c)
+	edit, err := s.jobs.EditSRT(c, key.AccountID, id, http.MaxBytesReader(c.Writer, c.Request.Body, jobs.MaxSRTBytes))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	// Stored as the canonical rendering of what was parsed, so what is
-	// burned is exactly what GET returns.
-	v, err := s.store.Versions.SaveEdit(c, job.ID, subtitles.FormatSRT(cues))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	respond(c, http.StatusOK, gin.H{"id": job.ID, "version": v.Version, "cues": len(cues)})
+	respond(c, http.StatusOK, edit)
 }
 
 func (s *Server) reburn(c *gin.Context) {

@@ -9,7 +9,6 @@ import (
 
 	"parley/platform/problem"
 	"parley/service/messaging"
-	"parley/storage"
 )
 
 // Page sizes of the thread endpoints (the API description's ranges).
@@ -28,7 +27,7 @@ func (s *Server) listThreads(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var f storage.ThreadFilter
+	var f messaging.ThreadFilter
 	limit, err := queryInt(c, "limit", threadsDefault, 1, threadsMax)
 	if err != nil {
 		s.fail(c, err)
@@ -105,7 +104,7 @@ func (s *Server) patchThread(c *gin.Context) {
 	}
 	u := messaging.ThreadUpdate{MarkRead: body.MarkRead, Archived: body.Archived}
 	if body.RemoteContactName != nil {
-		u.ContactName = &storage.ContactName{}
+		u.ContactName = &messaging.ContactName{}
 		if err := json.Unmarshal(body.RemoteContactName, &u.ContactName.Name); err != nil {
 			s.fail(c, problem.Invalid("remoteContactName", "must be a string or null"))
 			return

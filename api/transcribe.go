@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -50,7 +51,7 @@ func (s *Server) createTranscription(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	accepted(c, job)
+	respond(c, http.StatusAccepted, job)
 }
 
 type transcribeURLRequest struct {
@@ -62,25 +63,27 @@ type transcribeURLRequest struct {
 
 func (s *Server) listTranscriptions(c *gin.Context) {
 	key, _ := keyFrom(c)
-	rows, err := s.store.Jobs.List(c, key.AccountID, jobspec.Transcription, listLimit)
+	out, err := s.jobs.ListTranscriptions(c, key.AccountID, jobs.Page{})
 	if err != nil {
 		s.fail(c, err)
 		return
-	}
-	out := make([]jobs.Transcription, 0, len(rows))
-	for _, j := range rows {
-		out = append(out, jobs.NewTranscription(j, false))
 	}
 	respond(c, http.StatusOK, gin.H{"jobs": out})
 }
 
 func (s *Server) getTranscription(c *gin.Context) {
-	job, err := s.ownedJob(c, jobspec.Transcription)
+	id, err := pathID(c, "id")
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusOK, jobs.NewTranscription(job, true))
+	key, _ := keyFrom(c)
+	job, err := s.jobs.GetTranscription(c, key.AccountID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	respond(c, http.StatusOK, job)
 }
 
 func (s *Server) deleteTranscription(c *gin.Context) {
@@ -88,31 +91,28 @@ func (s *Server) deleteTranscription(c *gin.Context) {
 }
 
 func (s *Server) exportTranscription(c *gin.Context) {
-	job, err := s.ownedJob(c, jobspec.Transcription)
+	id, err := pathID(c, "id")
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	// An empty format= is the default, as an absent one is.
-	format := c.Query("format")
-	if format == "" {
-		format = "txt"
-	}
-	exp, ok := exporters[format]
-	if !ok {
-		s.fail(c, problem.Invalid("format", "must be one of txt, md, srt, vtt, json"))
-		return
-	}
-	if job.Status != jobspec.Done {
-		s.fail(c, problem.New(problem.JobNotDone, map[string]any{"status": job.Status}))
-		return
-	}
-	body, err := exp.render(job)
+	key, _ := keyFrom(c)
+	exp, err := s.jobs.Export(c, key.AccountID, id, c.Query("format"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	name := fmt.Sprintf("%s-%d.%s", trimExt(job.FileName), job.ID, format)
+	name := exp.FileName
 	c.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"; filename*=UTF-8''%s`, asciiName(name), url.PathEscape(name)))
-	c.Data(http.StatusOK, exp.contentType, body)
+	c.Data(http.StatusOK, exp.ContentType, exp.Body)
+}
+
+// asciiName is the plain filename= fallback of Content-Disposition.
+func asciiName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, name)
 }

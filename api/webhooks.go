@@ -2,68 +2,11 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"parley/rules/webhookevent"
 	"parley/service/webhooks"
-	"parley/storage"
 )
-
-// webhookJSON is an endpoint as listed: never its secret.
-type webhookJSON struct {
-	ID        int64     `json:"id"`
-	URL       string    `json:"url"`
-	Events    []string  `json:"events"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// createdWebhookJSON is a new endpoint with its signing secret, shown once.
-type createdWebhookJSON struct {
-	webhookJSON
-	Secret string `json:"secret"`
-}
-
-func webhookView(e storage.WebhookEndpoint) webhookJSON {
-	types := e.Events
-	if len(types) == 0 {
-		types = webhookevent.Types()
-	}
-	return webhookJSON{ID: e.ID, URL: e.URL, Events: types, CreatedAt: e.CreatedAt.UTC()}
-}
-
-type attemptJSON struct {
-	StatusCode *int      `json:"status_code"`
-	LatencyMS  int       `json:"latency_ms"`
-	Error      *string   `json:"error"`
-	At         time.Time `json:"at"`
-}
-
-type deliveryJSON struct {
-	ID         int64         `json:"id"`
-	EventID    string        `json:"event_id"`
-	EventType  string        `json:"event_type"`
-	EndpointID int64         `json:"endpoint_id"`
-	Status     string        `json:"status"`
-	Attempts   []attemptJSON `json:"attempts"`
-	CreatedAt  time.Time     `json:"created_at"`
-	UpdatedAt  time.Time     `json:"updated_at"`
-}
-
-func deliveryView(d storage.WebhookDelivery) deliveryJSON {
-	v := deliveryJSON{
-		ID: d.ID, EventID: webhookevent.PublicID(d.EventID), EndpointID: d.EndpointID, Status: d.Status,
-		Attempts: make([]attemptJSON, 0, len(d.Attempts)), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),
-	}
-	if d.Event != nil {
-		v.EventType = d.Event.Type
-	}
-	for _, a := range d.Attempts {
-		v.Attempts = append(v.Attempts, attemptJSON{StatusCode: a.StatusCode, LatencyMS: a.LatencyMS, Error: a.Error, At: a.CreatedAt.UTC()})
-	}
-	return v
-}
 
 type createWebhookRequest struct {
 	URL    string   `json:"url"`
@@ -82,7 +25,7 @@ func (s *Server) createWebhook(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusCreated, createdWebhookJSON{webhookJSON: webhookView(e), Secret: e.Secret})
+	respond(c, http.StatusCreated, e)
 }
 
 func (s *Server) listWebhooks(c *gin.Context) {
@@ -92,11 +35,7 @@ func (s *Server) listWebhooks(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := make([]webhookJSON, 0, len(list))
-	for _, e := range list {
-		out = append(out, webhookView(e))
-	}
-	respond(c, http.StatusOK, gin.H{"webhooks": out})
+	respond(c, http.StatusOK, gin.H{"webhooks": list})
 }
 
 func (s *Server) deleteWebhook(c *gin.Context) {
@@ -125,11 +64,7 @@ func (s *Server) listDeliveries(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := make([]deliveryJSON, 0, len(list))
-	for _, d := range list {
-		out = append(out, deliveryView(d))
-	}
-	respond(c, http.StatusOK, gin.H{"deliveries": out})
+	respond(c, http.StatusOK, gin.H{"deliveries": list})
 }
 
 func (s *Server) replayDelivery(c *gin.Context) {
@@ -144,5 +79,5 @@ func (s *Server) replayDelivery(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusAccepted, gin.H{"id": d.ID, "event_id": webhookevent.PublicID(d.EventID), "status": d.Status})
+	respond(c, http.StatusAccepted, d)
 }

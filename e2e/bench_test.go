@@ -33,7 +33,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"parley/api"
 	"parley/devstack/mediatest"
 	"parley/devstack/testenv"
 	"parley/platform/config"
@@ -43,6 +42,7 @@ import (
 	"parley/rules/jobspec"
 	"parley/rules/medialink"
 	"parley/rules/subtitles"
+	"parley/service/accounts"
 	"parley/storage"
 	"parley/workflows"
 )
@@ -532,11 +532,11 @@ func measureChunks(b *testing.B, p *platform, jobID int64) chunkPhase {
 func BenchmarkRateLimiter(b *testing.B) {
 	db := testenv.DB(b)
 	_, key := testenv.Account(b, db, testenv.AccountOpts{Tier: "standard"})
-	limiter := api.RateLimiter{
+	limiter := accounts.New(accounts.Deps{
 		Counters: storage.RateCounters{DB: db},
 		Tiers:    config.RateTiers{"standard": {PerMinute: 1 << 30, PerHour: 1 << 30}},
-		Now:      time.Now,
-	}
+	})
+	caller := accounts.Caller{KeyID: key.ID, AccountID: key.AccountID, Tier: key.Tier}
 	const requests = 2000
 	ctx := context.Background()
 	b.ResetTimer()
@@ -544,7 +544,7 @@ func BenchmarkRateLimiter(b *testing.B) {
 		costs := make([]time.Duration, 0, requests)
 		for range requests {
 			start := time.Now()
-			if wait, err := limiter.Allow(ctx, key.APIKey); err != nil || wait > 0 {
+			if wait, err := limiter.Allow(ctx, caller); err != nil || wait > 0 {
 				b.Fatalf("refused: %v %v", wait, err)
 			}
 			costs = append(costs, time.Since(start))

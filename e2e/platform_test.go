@@ -39,6 +39,7 @@ import (
 	"parley/rules/chunking"
 	"parley/rules/medialink"
 	"parley/service/notify"
+	"parley/service/wiring"
 	"parley/storage"
 	"parley/worker"
 )
@@ -131,16 +132,22 @@ func startPlatform(t testing.TB, o options) *platform {
 		p.voice = startVoiceProvider(t, &p.cfg, *o.voice)
 		voiceClient = elevenlabs.NewClient(elevenlabs.Config{BaseURL: p.cfg.ElevenLabsBaseURL, APIKey: p.cfg.ElevenLabsAPIKey})
 	}
-	deps := api.Deps{
-		Config: p.cfg, Store: storage.NewStore(p.db), Objects: p.objects, Temporal: p.temporal, Speech: engine, Media: tool,
-		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
+	store := storage.NewStore(p.db)
+	wd := wiring.Deps{
+		Config: p.cfg, Store: store, Objects: p.objects, Temporal: p.temporal, Media: tool,
+		Catalog: catalog, Log: testenv.Logger(), Now: o.now,
 	}
 	voiceActs := &activities.Voice{DB: p.db, Temporal: p.temporal, Backfill: p.cfg.VoiceBackfill, Catalog: catalog}
 	if voiceClient != nil {
-		deps.VoiceProvider, voiceActs.Provider = voiceClient, voiceClient
+		wd.VoiceProvider, voiceActs.Provider = voiceClient, voiceClient
 	}
-	srv := api.NewServer(deps)
-	p.mountConsole(srv, deps, o.consoleSMTP)
+	svc := wiring.New(wd)
+	srv := api.NewServer(api.Deps{
+		Config: p.cfg, Jobs: svc.Jobs, Accounts: svc.Accounts, SMS: svc.SMS, Voice: svc.Voice, Webhooks: svc.Webhooks, Push: svc.Push,
+		Objects: p.objects, Database: store, Temporal: p.temporal, Speech: engine,
+		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
+	})
+	p.mountConsole(srv, svc, store, catalog, o)
 	p.api.Config.Handler = srv.Handler()
 	p.api.Start()
 	t.Cleanup(p.api.Close)
@@ -151,7 +158,7 @@ func startPlatform(t testing.TB, o options) *platform {
 			DB: p.db, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
 			VideoURL: func(key string) string { return p.cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 		}
-		notifier := &notify.Notifier{DB: p.db, Catalog: catalog, BaseURL: p.cfg.BaseURL}
+		notifier := wiring.Notifier(store, catalog, "", p.cfg.BaseURL)
 		if o.channels != nil {
 			o.channels(notifier)
 		}

@@ -5,31 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"time"
 
 	"github.com/uptrace/bun"
-
-	"parley/rules/billing"
 )
-
-// Account is a customer of the platform.
-type Account struct {
-	bun.BaseModel `bun:"table:accounts"`
-
-	ID                  string         `bun:"id,pk"`
-	Email               string         `bun:"email"`
-	Name                string         `bun:"name"`
-	Role                string         `bun:"role"`
-	Locale              string         `bun:"locale"`
-	Paid                bool           `bun:"paid"`
-	Phone               *string        `bun:"phone"`
-	PhoneVerified       bool           `bun:"phone_verified"`
-	BalanceMicros       billing.Micros `bun:"balance_micros"`
-	ConcurrentJobsLimit *int           `bun:"concurrent_jobs_limit"`
-	// SMSCountries overrides the default list of enabled SMS destinations.
-	SMSCountries []string  `bun:"sms_countries,array"`
-	CreatedAt    time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-}
 
 // Accounts reads and writes accounts.
 type Accounts struct{ DB bun.IDB }

@@ -7,28 +7,15 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"parley/model"
 	"parley/rules/billing"
 )
 
 // Settings names.
 const (
-	SettingPlatformConcurrentJobs = "platform_concurrent_jobs"
-	SettingDefaultConcurrentJobs  = "default_concurrent_jobs"
+	SettingPlatformConcurrentJobs = model.SettingPlatformConcurrentJobs
+	SettingDefaultConcurrentJobs  = model.SettingDefaultConcurrentJobs
 )
-
-// TooManyJobsError says the account (or the platform) is at its in-flight cap.
-type TooManyJobsError struct {
-	InFlight, Limit int
-	Platform        bool
-}
-
-func (e *TooManyJobsError) Error() string {
-	who := "account"
-	if e.Platform {
-		who = "platform"
-	}
-	return fmt.Sprintf("%s has %d jobs in flight, limit %d", who, e.InFlight, e.Limit)
-}
 
 // JobAdmission is the slot a job holds from admission to its final state.
 type JobAdmission struct {

@@ -15,13 +15,6 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 )
 
-// ErrNotFound means the row does not exist or is not the caller's.
-var ErrNotFound = errors.New("not found")
-
-// ErrConflict means a row with the same unique key already exists (for
-// example a job under the same Idempotency-Key, created concurrently).
-var ErrConflict = errors.New("conflict")
-
 // OpenDB connects to Postgres and checks the connection.
 func OpenDB(ctx context.Context, url string) (*bun.DB, error) {
 	sqldb := sql.OpenDB(pgdriver.NewConnector(

@@ -9,18 +9,6 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Event is one occurrence an account's webhook endpoints may be told about.
-type Event struct {
-	bun.BaseModel `bun:"table:events"`
-
-	ID        int64           `bun:"id,pk,autoincrement"`
-	AccountID string          `bun:"account_id"`
-	Type      string          `bun:"type"`
-	Subject   string          `bun:"subject"`
-	Payload   json.RawMessage `bun:"payload,type:jsonb"`
-	CreatedAt time.Time       `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-}
-
 // Events is the event outbox.
 type Events struct{ DB bun.IDB }
 
@@ -62,29 +50,6 @@ func (r Events) Record(ctx context.Context, accountID, typ, subject string, buil
 	return e, nil
 }
 
-// Notification statuses of the outbox.
-const (
-	NotificationQueued  = "queued"
-	NotificationSent    = "sent"
-	NotificationSkipped = "skipped"
-	NotificationFailed  = "failed"
-)
-
-// Notification is one completion notice to the account owner on one channel.
-type Notification struct {
-	bun.BaseModel `bun:"table:notifications"`
-
-	ID        int64      `bun:"id,pk,autoincrement"`
-	AccountID string     `bun:"account_id"`
-	JobID     int64      `bun:"job_id"`
-	Channel   string     `bun:"channel"`
-	Event     string     `bun:"event"`
-	Status    string     `bun:"status"`
-	Reason    *string    `bun:"reason"`
-	CreatedAt time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-	SentAt    *time.Time `bun:"sent_at"`
-}
-
 // Get returns the job's notification of event on channel, or ErrNotFound
 // when the job did not ask for that channel.
 func (n Notifications) Get(ctx context.Context, jobID int64, channel, event string) (Notification, error) {
@@ -118,18 +83,6 @@ func (n Notifications) Close(ctx context.Context, id int64, status, reason strin
 		return fmt.Errorf("close notification %d: %w", id, err)
 	}
 	return nil
-}
-
-// PushSubscription is one browser's Web Push subscription.
-type PushSubscription struct {
-	bun.BaseModel `bun:"table:push_subscriptions"`
-
-	ID        int64     `bun:"id,pk,autoincrement"`
-	AccountID string    `bun:"account_id"`
-	Endpoint  string    `bun:"endpoint"`
-	P256dh    string    `bun:"p256dh"`
-	Auth      string    `bun:"auth"`
-	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }
 
 // PushSubscriptions reads and writes the account owner's push subscriptions.

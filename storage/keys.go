@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -11,51 +10,6 @@ import (
 
 	"parley/rules/apikey"
 )
-
-// APIKey is a stored key; the secret itself is never stored, only its hash.
-type APIKey struct {
-	bun.BaseModel `bun:"table:api_keys"`
-
-	ID         int64      `bun:"id,pk,autoincrement"`
-	AccountID  string     `bun:"account_id"`
-	Name       string     `bun:"name"`
-	Prefix     string     `bun:"prefix"`
-	SecretHash []byte     `bun:"secret_hash"`
-	OwnerType  string     `bun:"owner_type"`
-	Scopes     []string   `bun:"scopes,array"`
-	Tier       string     `bun:"tier"`
-	ExpiresAt  *time.Time `bun:"expires_at"`
-	LastUsedAt *time.Time `bun:"last_used_at"`
-	RevokedAt  *time.Time `bun:"revoked_at"`
-	CreatedAt  time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-
-	// Account is loaded with the key when authenticating.
-	Account *Account `bun:"rel:belongs-to,join:account_id=id"`
-}
-
-// IssuedKey is a new key with its secret, shown once.
-type IssuedKey struct {
-	APIKey
-	Secret string
-}
-
-// KeySpec is a validated request for a new key.
-type KeySpec struct {
-	AccountID string
-	Name      string
-	Scopes    []string
-	OwnerType string
-	Tier      string
-	ExpiresAt *time.Time
-}
-
-// Usable reports whether the key may authenticate at time now.
-func (k APIKey) Usable(now time.Time) bool {
-	return k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt))
-}
-
-// HasScope reports whether the key grants scope.
-func (k APIKey) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
 
 // Keys reads and writes API keys.
 type Keys struct{ DB bun.IDB }
@@ -159,78 +113,4 @@ func (b *UsageBatcher) Flush(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// KeyCache answers ByPrefix from memory for up to its TTL after each read,
-// so that authenticating a request costs no query most of the time. Only
-// keys that exist are kept: an unknown prefix is looked up every time, so a
-// key issued through another replica works at once. Keys and accounts
-// returned are shared between callers, who must not modify them.
-type KeyCache struct {
-	keys Keys
-	ttl  time.Duration
-	now  func() time.Time
-
-	mu      sync.Mutex
-	entries map[string]cachedKey
-	// forgets counts Forget calls: a read that saw one begin while it
-	// queried does not store what it read, which may predate the change.
-	forgets uint64
-	sweepAt time.Time
-}
-
-type cachedKey struct {
-	key     APIKey
-	expires time.Time
-}
-
-// NewKeyCache caches keys read from keys for ttl, timed by now.
-func NewKeyCache(keys Keys, ttl time.Duration, now func() time.Time) *KeyCache {
-	return &KeyCache{keys: keys, ttl: ttl, now: now, entries: map[string]cachedKey{}}
-}
-
-// ByPrefix is Keys.ByPrefix, from memory when read less than the TTL ago.
-func (c *KeyCache) ByPrefix(ctx context.Context, prefix string) (APIKey, error) {
-	now := c.now()
-	c.mu.Lock()
-	e, ok := c.entries[prefix]
-	forgets := c.forgets
-	c.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		return e.key, nil
-	}
-	k, err := c.keys.ByPrefix(ctx, prefix)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case err != nil:
-		delete(c.entries, prefix)
-	case c.forgets == forgets:
-		c.sweep(now)
-		c.entries[prefix] = cachedKey{key: k, expires: now.Add(c.ttl)}
-	}
-	return k, err
-}
-
-// Forget drops a key, so that the next request reads it again (after this
-// replica revoked it).
-func (c *KeyCache) Forget(prefix string) {
-	c.mu.Lock()
-	delete(c.entries, prefix)
-	c.forgets++
-	c.mu.Unlock()
-}
-
-// sweep drops expired entries, at most once per TTL, so the map holds only
-// the keys used in the last two TTLs.
-func (c *KeyCache) sweep(now time.Time) {
-	if now.Before(c.sweepAt) {
-		return
-	}
-	for prefix, e := range c.entries {
-		if !now.Before(e.expires) {
-			delete(c.entries, prefix)
-		}
-	}
-	c.sweepAt = now.Add(c.ttl)
 }

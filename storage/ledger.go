@@ -8,81 +8,28 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"parley/model"
 	"parley/rules/billing"
 )
 
-// Ledger movement kinds.
-const (
-	KindTopUp  = "topup"
-	KindCharge = "charge"
-	KindRefund = "refund"
-)
-
-// LedgerEntry is one movement of credit. Entries are never updated or deleted.
+// LedgerEntry is the credit_ledger row of a model.LedgerEntry: the one
+// record whose table is not named after its type.
 type LedgerEntry struct {
 	bun.BaseModel `bun:"table:credit_ledger"`
-
-	ID             int64          `bun:"id,pk,autoincrement"`
-	AccountID      string         `bun:"account_id"`
-	Kind           string         `bun:"kind"`
-	Service        string         `bun:"service"`
-	AmountMicros   billing.Micros `bun:"amount_micros"`
-	BalanceAfter   billing.Micros `bun:"balance_after"`
-	IdempotencyKey string         `bun:"idempotency_key"`
-	JobKind        *string        `bun:"job_kind"`
-	JobID          *int64         `bun:"job_id"`
-	Stage          *string        `bun:"stage"`
-	Note           string         `bun:"note"`
-	CreatedAt      time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	model.LedgerEntry
 }
-
-// Movement asks the ledger to move credit. Amount is positive; Kind says the
-// direction. Key makes the movement idempotent.
-type Movement struct {
-	AccountID string
-	Kind      string
-	Service   string
-	Amount    billing.Micros
-	Key       string
-	JobKind   string
-	JobID     int64
-	Stage     string
-	Note      string
-}
-
-// ChargeKey is the idempotency key of the charge for one stage of one job.
-func ChargeKey(jobKind string, jobID int64, stage string) string {
-	return fmt.Sprintf("charge:%s:%d:%s", jobKind, jobID, stage)
-}
-
-// InsufficientBalanceError says a charge or admission needs more credit.
-type InsufficientBalanceError struct {
-	Required, Balance billing.Micros
-}
-
-func (e *InsufficientBalanceError) Error() string {
-	return fmt.Sprintf("insufficient balance: need %d micro-USD, have %d", e.Required, e.Balance)
-}
-
-// Details are the client-safe figures of the refusal, in dollars.
-func (e *InsufficientBalanceError) Details() map[string]any {
-	return map[string]any{"requiredUsd": e.Required.USD(), "balanceUsd": e.Balance.USD()}
-}
-
-// ErrKeyReused means an idempotency key was used for a different movement.
-var ErrKeyReused = errors.New("idempotency key already used for a different movement")
 
 // Ledger posts movements and keeps accounts.balance_micros in step.
 type Ledger struct{ DB *bun.DB }
 
 // Post records m exactly once. Replaying the same key returns the first entry
 // and changes nothing. A charge never takes the balance below zero.
-func (l Ledger) Post(ctx context.Context, m Movement) (LedgerEntry, error) {
+func (l Ledger) Post(ctx context.Context, m Movement) (model.LedgerEntry, error) {
 	entries, err := l.PostAll(ctx, []Movement{m})
 	if err != nil {
-		return LedgerEntry{}, err
+		return model.LedgerEntry{}, err
 	}
-	return entries[0], nil
+	return entries[0].LedgerEntry, nil
 }
 
 // PostAll records several movements all or nothing, each exactly once: when
@@ -164,10 +111,10 @@ func postIn(ctx context.Context, tx bun.Tx, m Movement) (LedgerEntry, error) {
 	if err != nil {
 		return LedgerEntry{}, fmt.Errorf("update balance: %w", err)
 	}
-	entry := LedgerEntry{
+	entry := LedgerEntry{LedgerEntry: model.LedgerEntry{
 		AccountID: m.AccountID, Kind: m.Kind, Service: m.Service, AmountMicros: delta,
 		BalanceAfter: balance, IdempotencyKey: m.Key, Note: m.Note,
-	}
+	}}
 	if m.JobKind != "" {
 		entry.JobKind, entry.JobID, entry.Stage = &m.JobKind, &m.JobID, &m.Stage
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/billing"
 	"parley/storage"
 )
@@ -47,7 +48,7 @@ func TestLedgerConcurrentChargesNeverOverdraw(t *testing.T) {
 			defer wg.Done()
 			_, err := ledger.Post(ctx, storage.Movement{
 				AccountID: acc.ID, Kind: storage.KindCharge, Service: "transcription", Amount: 1000,
-				Key: storage.ChargeKey("transcription", int64(i), "transcribe"), JobKind: "transcription", JobID: int64(i), Stage: "transcribe",
+				Key: billing.ChargeKey("transcription", int64(i), "transcribe"), JobKind: "transcription", JobID: int64(i), Stage: "transcribe",
 			})
 			mu.Lock()
 			defer mu.Unlock()
@@ -88,10 +89,10 @@ func TestLedgerReplayChangesNothing(t *testing.T) {
 	acc := newAccount(t, db, 5000)
 	ledger := storage.Ledger{DB: db}
 	m := storage.Movement{AccountID: acc.ID, Kind: storage.KindCharge, Service: "transcription", Amount: 1200,
-		Key: storage.ChargeKey("transcription", 7, "transcribe"), JobKind: "transcription", JobID: 7, Stage: "transcribe"}
+		Key: billing.ChargeKey("transcription", 7, "transcribe"), JobKind: "transcription", JobID: 7, Stage: "transcribe"}
 
 	var wg sync.WaitGroup
-	entries := make([]storage.LedgerEntry, 20)
+	entries := make([]model.LedgerEntry, 20)
 	for i := range entries {
 		wg.Add(1)
 		go func() {
@@ -144,7 +145,7 @@ func TestLedgerPostAllIsAllOrNothing(t *testing.T) {
 	ledger := storage.Ledger{DB: db}
 	stage := func(name string, amount billing.Micros) storage.Movement {
 		return storage.Movement{AccountID: acc.ID, Kind: storage.KindCharge, Service: name, Amount: amount,
-			Key: storage.ChargeKey("subtitles", 9, name), JobKind: "subtitles", JobID: 9, Stage: name}
+			Key: billing.ChargeKey("subtitles", 9, name), JobKind: "subtitles", JobID: 9, Stage: name}
 	}
 	_, err := ledger.PostAll(ctx, []storage.Movement{stage("transcription", 600), stage("burn", 600)})
 	var ib *storage.InsufficientBalanceError

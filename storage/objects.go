@@ -224,13 +224,6 @@ func (o *Objects) GetFile(ctx context.Context, key, path string) error {
 	return nil
 }
 
-// ObjectInfo describes a stored object.
-type ObjectInfo struct {
-	Size        int64
-	ContentType string
-	ETag        string
-}
-
 // Stat describes key.
 func (o *Objects) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	info, err := o.client.StatObject(ctx, o.bucket, key, minio.StatObjectOptions{})

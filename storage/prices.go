@@ -3,26 +3,12 @@ package storage
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"parley/rules/billing"
 	"parley/rules/jobspec"
 )
-
-// Price is one item of the price list.
-type Price struct {
-	bun.BaseModel `bun:"table:prices"`
-
-	Item   string         `bun:"item,pk"`
-	Micros billing.Micros `bun:"micros"`
-	Unit   string         `bun:"unit"`
-	// CostMicros is what a unit costs the platform (SMS segments).
-	CostMicros *billing.Micros `bun:"cost_micros"`
-	UpdatedAt  time.Time       `bun:"updated_at,nullzero,notnull,default:current_timestamp"`
-}
 
 // Prices reads and writes the price list.
 type Prices struct{ DB bun.IDB }
@@ -54,18 +40,10 @@ func (p Prices) Set(ctx context.Context, item string, micros billing.Micros) (Pr
 	return pr, nil
 }
 
-// SMSPriceItem is the price-list item of SMS segments to a country.
-func SMSPriceItem(country string) string { return "sms:" + country }
-
-// SMSPrice is what one segment to a country costs the user and the platform.
-type SMSPrice struct {
-	Price, Cost billing.Micros
-}
-
 // SMS reads the price of a segment to every priced country.
 func (p Prices) SMS(ctx context.Context) (map[string]SMSPrice, error) {
 	var rows []Price
-	if err := p.DB.NewSelect().Model(&rows).Where("item LIKE 'sms:%'").Scan(ctx); err != nil {
+	if err := p.DB.NewSelect().Model(&rows).Where("item LIKE ?", billing.SMSItem("%")).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("sms prices: %w", err)
 	}
 	out := make(map[string]SMSPrice, len(rows))
@@ -74,7 +52,8 @@ func (p Prices) SMS(ctx context.Context) (map[string]SMSPrice, error) {
 		if r.CostMicros != nil {
 			sp.Cost = *r.CostMicros
 		}
-		out[strings.TrimPrefix(r.Item, "sms:")] = sp
+		country, _ := billing.SMSItemCountry(r.Item)
+		out[country] = sp
 	}
 	return out, nil
 }
@@ -82,7 +61,7 @@ func (p Prices) SMS(ctx context.Context) (map[string]SMSPrice, error) {
 // SetSMS prices a segment to a country, adding the country to the list when
 // it is new.
 func (p Prices) SetSMS(ctx context.Context, country string, price, cost billing.Micros) (Price, error) {
-	pr := Price{Item: SMSPriceItem(country), Micros: price, Unit: "segment", CostMicros: &cost}
+	pr := Price{Item: billing.SMSItem(country), Micros: price, Unit: "segment", CostMicros: &cost}
 	_, err := p.DB.NewInsert().Model(&pr).
 		On("CONFLICT (item) DO UPDATE SET micros = EXCLUDED.micros, cost_micros = EXCLUDED.cost_micros, updated_at = now()").
 		Returning("*").Exec(ctx)

@@ -13,13 +13,6 @@ import (
 // API replica shares them.
 type RateCounters struct{ DB bun.IDB }
 
-// Window is one fixed window a request is counted in, and its budget.
-type Window struct {
-	Name  string
-	Start time.Time
-	Limit int
-}
-
 // Spend counts one request of a key in its windows, in order, in a single
 // statement (one round trip, whatever the number of windows): each window
 // is counted only while the ones before it stayed within their limits, so

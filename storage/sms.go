@@ -15,84 +15,6 @@ import (
 	"parley/rules/sms"
 )
 
-// Batch statuses.
-const (
-	BatchQueued     = "queued"
-	BatchProcessing = "processing"
-	BatchCompleted  = "completed"
-	BatchPartial    = "partial"
-	BatchFailed     = "failed"
-)
-
-// OwnedNumber is a phone number an account sends from.
-type OwnedNumber struct {
-	bun.BaseModel `bun:"table:owned_numbers"`
-
-	ID        int64     `bun:"id,pk,autoincrement"`
-	AccountID string    `bun:"account_id"`
-	Phone     string    `bun:"phone"`
-	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-}
-
-// SMSThread is the conversation of one owned number with one remote number.
-type SMSThread struct {
-	bun.BaseModel `bun:"table:sms_threads,alias:t"`
-
-	ID                int64      `bun:"id,pk,autoincrement"`
-	AccountID         string     `bun:"account_id"`
-	OwnedNumberID     int64      `bun:"owned_number_id"`
-	RemotePhone       string     `bun:"remote_phone"`
-	RemoteContactName *string    `bun:"remote_contact_name"`
-	LastMessageAt     time.Time  `bun:"last_message_at"`
-	UnreadCount       int        `bun:"unread_count"`
-	ArchivedAt        *time.Time `bun:"archived_at"`
-	CreatedAt         time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-
-	// OwnedNumber is read with the thread.
-	OwnedNumber string `bun:"owned_number,scanonly"`
-}
-
-// SMSBatch is one POST /sms with more than one recipient.
-type SMSBatch struct {
-	bun.BaseModel `bun:"table:sms_batches"`
-
-	ID              int64      `bun:"id,pk,autoincrement"`
-	AccountID       string     `bun:"account_id"`
-	Status          string     `bun:"status"`
-	TotalRecipients int        `bun:"total_recipients"`
-	CreatedAt       time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-	StartedAt       *time.Time `bun:"started_at"`
-	CompletedAt     *time.Time `bun:"completed_at"`
-}
-
-// SMSMessage is one message, outbound (a recipient of a send) or inbound.
-type SMSMessage struct {
-	bun.BaseModel `bun:"table:sms_messages"`
-
-	ID              int64          `bun:"id,pk,autoincrement"`
-	AccountID       string         `bun:"account_id"`
-	ThreadID        int64          `bun:"thread_id"`
-	BatchID         *int64         `bun:"batch_id"`
-	Direction       string         `bun:"direction"`
-	FromPhone       string         `bun:"from_phone"`
-	ToPhone         string         `bun:"to_phone"`
-	Country         string         `bun:"country"`
-	Body            string         `bun:"body"`
-	Segments        int            `bun:"segments"`
-	Encoding        string         `bun:"encoding"`
-	Status          string         `bun:"status"`
-	UpstreamSID     *string        `bun:"upstream_sid"`
-	ErrorCode       *string        `bun:"error_code"`
-	ErrorMessage    *string        `bun:"error_message"`
-	PriceMicros     billing.Micros `bun:"price_micros"`
-	CostMicros      billing.Micros `bun:"cost_micros"`
-	SendAttemptedAt *time.Time     `bun:"send_attempted_at"`
-	SentAt          *time.Time     `bun:"sent_at"`
-	DeliveredAt     *time.Time     `bun:"delivered_at"`
-	ReadAt          *time.Time     `bun:"read_at"`
-	CreatedAt       time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-}
-
 // SMS reads and writes numbers, threads, batches and messages.
 type SMS struct{ DB *bun.DB }
 
@@ -145,27 +67,6 @@ func (r SMS) Quotas(ctx context.Context, accountID string) (map[string]int, erro
 		out[q.Country] = q.PerDay
 	}
 	return out, nil
-}
-
-// SMSSend is a validated send about to be admitted: one message per
-// recipient, priced, with From the sender.
-type SMSSend struct {
-	AccountID string
-	From      OwnedNumber
-	// Batch makes the messages one batch (more than one recipient).
-	Batch    bool
-	Messages []SMSMessage
-}
-
-// SMSUsage is what an admission sees of the account under its lock.
-type SMSUsage struct {
-	Account Account
-	// SentToday counts the account's outbound messages of the UTC day, by
-	// destination country.
-	SentToday map[string]int
-	// Available is the balance less every reservation (running jobs and
-	// messages the carrier has not yet accepted).
-	Available billing.Micros
 }
 
 // Admit admits a send in one transaction under the account's row lock, so
@@ -633,13 +534,6 @@ func (r SMS) Unsettled(ctx context.Context, batchID, messageID int64) ([]SMSMess
 		return nil, fmt.Errorf("unsettled messages: %w", err)
 	}
 	return ms, nil
-}
-
-// SMSSent counts an account's outbound messages the carrier accepted (the
-// ones charged) and their segments.
-type SMSSent struct {
-	Messages int `bun:"messages"`
-	Segments int `bun:"segments"`
 }
 
 // SentSince counts the messages an account had accepted by the carrier since

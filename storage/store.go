@@ -25,6 +25,8 @@ type Store struct {
 	Events        Events
 	Webhooks      Webhooks
 	Push          PushSubscriptions
+	Notifications Notifications
+	Settings      Settings
 	Console       ConsoleAuth
 }
 
@@ -35,7 +37,8 @@ func NewStore(db *bun.DB) Store {
 		Accounts: Accounts{DB: db}, Keys: Keys{DB: db}, Jobs: Jobs{DB: db}, Admissions: Admissions{DB: db},
 		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db}, SMS: SMS{DB: db},
 		Conversations: Conversations{DB: db}, VoiceAgents: VoiceAgents{DB: db},
-		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db},
+		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db}, Notifications: Notifications{DB: db},
+		Settings: Settings{DB: db},
 		Console: ConsoleAuth{DB: db},
 	}
 }

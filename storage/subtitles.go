@@ -3,21 +3,9 @@ package storage
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/uptrace/bun"
 )
-
-// SubtitleVersion is one saved SRT of a subtitle job.
-type SubtitleVersion struct {
-	bun.BaseModel `bun:"table:subtitle_versions"`
-
-	JobID     int64     `bun:"job_id,pk"`
-	Version   int       `bun:"version,pk"`
-	SRT       string    `bun:"srt"`
-	Source    string    `bun:"source"`
-	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-}
 
 // SubtitleVersions keeps every SRT a job has had.
 type SubtitleVersions struct{ DB bun.IDB }

@@ -10,18 +10,10 @@ import (
 	"parley/rules/sms"
 )
 
-// ThreadFilter picks a page of an account's threads.
-type ThreadFilter struct {
-	Limit, Offset int
-	// OwnedNumberID, when not zero, keeps one number's threads.
-	OwnedNumberID int64
-	// Archived lists the archived threads instead of the others.
-	Archived bool
-}
-
-// threadSelect reads threads with their owned number's phone.
+// threadSelect reads threads with their owned number's phone; the thread
+// table is aliased t.
 func (r SMS) threadSelect(dest any) *bun.SelectQuery {
-	return r.DB.NewSelect().Model(dest).ColumnExpr("t.*, n.phone AS owned_number").
+	return r.DB.NewSelect().Model(dest).ModelTableExpr("sms_threads AS t").ColumnExpr("t.*, n.phone AS owned_number").
 		Join("JOIN owned_numbers AS n ON n.id = t.owned_number_id")
 }
 
@@ -69,17 +61,6 @@ func (r SMS) ThreadMessages(ctx context.Context, threadID, before int64, limit i
 	return out, nil
 }
 
-// ThreadChange is what PATCH /sms/threads/{id} asks for; nil fields stay.
-type ThreadChange struct {
-	MarkRead bool
-	Archived *bool
-	// ContactName, when not nil, sets the remote contact's name.
-	ContactName *ContactName
-}
-
-// ContactName is a new remote contact name; Name nil clears it.
-type ContactName struct{ Name *string }
-
 // UpdateThread applies a change to one of an account's threads and returns
 // the thread as it is now. Marking read zeroes the unread count and stamps
 // the thread's unread inbound messages, in one transaction.
@@ -120,17 +101,6 @@ func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch Th
 		return SMSThread{}, err
 	}
 	return r.Thread(ctx, accountID, id)
-}
-
-// Inbound is a message the carrier delivered to one of the owned numbers.
-type Inbound struct {
-	SID      string
-	Number   OwnedNumber
-	From     string
-	Country  string
-	Body     string
-	Segments int
-	Encoding string
 }
 
 // Receive stores an inbound message once per carrier sid, in its pair's

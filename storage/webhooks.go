@@ -3,59 +3,9 @@ package storage
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/uptrace/bun"
 )
-
-// WebhookEndpoint is a URL an account receives events at. Events empty means
-// every event type.
-type WebhookEndpoint struct {
-	bun.BaseModel `bun:"table:webhook_endpoints"`
-
-	ID        int64      `bun:"id,pk,autoincrement"`
-	AccountID string     `bun:"account_id"`
-	URL       string     `bun:"url"`
-	Events    []string   `bun:"events,array"`
-	Secret    string     `bun:"secret"`
-	CreatedAt time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-	DeletedAt *time.Time `bun:"deleted_at"`
-}
-
-// Delivery statuses.
-const (
-	DeliveryPending   = "pending"
-	DeliveryDelivered = "delivered"
-	DeliveryFailed    = "failed"
-)
-
-// WebhookDelivery is one event sent to one endpoint, with every attempt.
-type WebhookDelivery struct {
-	bun.BaseModel `bun:"table:webhook_deliveries"`
-
-	ID         int64     `bun:"id,pk,autoincrement"`
-	AccountID  string    `bun:"account_id"`
-	EventID    int64     `bun:"event_id"`
-	EndpointID int64     `bun:"endpoint_id"`
-	Status     string    `bun:"status"`
-	CreatedAt  time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-	UpdatedAt  time.Time `bun:"updated_at,nullzero,notnull,default:current_timestamp"`
-
-	Event    *Event           `bun:"rel:belongs-to,join:event_id=id"`
-	Attempts []WebhookAttempt `bun:"rel:has-many,join:id=delivery_id"`
-}
-
-// WebhookAttempt is one POST of a delivery and how the endpoint answered.
-type WebhookAttempt struct {
-	bun.BaseModel `bun:"table:webhook_attempts"`
-
-	ID         int64     `bun:"id,pk,autoincrement"`
-	DeliveryID int64     `bun:"delivery_id"`
-	StatusCode *int      `bun:"status_code"`
-	LatencyMS  int       `bun:"latency_ms"`
-	Error      *string   `bun:"error"`
-	CreatedAt  time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-}
 
 // Webhooks reads and writes endpoints, deliveries and attempts.
 type Webhooks struct{ DB bun.IDB }

@@ -25,8 +25,10 @@ const (
 	// VoiceSyncScheduleID names the Temporal Schedule that runs the sync;
 	// operators run one now with `temporal schedule trigger --schedule-id voice-sync`.
 	VoiceSyncScheduleID = "voice-sync"
-	// conversationKind is the ParleyJobKind search attribute of ingests.
-	conversationKind = "conversation"
+	// ConversationKind is the job kind of a voice conversation: the
+	// ParleyJobKind search attribute of its ingests, and the job kind of its
+	// ledger charge, keyed (conversation, voice_minute): one per call.
+	ConversationKind = "conversation"
 	// voiceSyncKind is the ParleyJobKind search attribute of sync runs.
 	voiceSyncKind = "voice_sync"
 )
@@ -281,7 +283,7 @@ func StartConversation(ctx context.Context, c Starter, accountID string, in Conv
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		StaticSummary:            "Voice conversation " + in.ProviderID,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			AttrAccountID.ValueSet(accountID), AttrJobKind.ValueSet(conversationKind),
+			AttrAccountID.ValueSet(accountID), AttrJobKind.ValueSet(ConversationKind),
 		),
 	}, ConversationWorkflowName, in)
 	if err != nil {

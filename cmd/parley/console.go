@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/uptrace/bun"
-
-	"parley/api"
 	"parley/console"
 	"parley/platform/config"
 	"parley/platform/i18n"
 	"parley/provider/mail"
+	"parley/service/wiring"
 	"parley/storage"
 
 	"github.com/sirupsen/logrus"
@@ -20,10 +18,10 @@ import (
 
 // newConsole builds the web console over the API server's job service; the
 // sign-in mail goes out through PARLEY_SMTP_URL when it is set.
-func newConsole(cfg config.Config, store storage.Store, objects *storage.Objects, srv *api.Server, catalog *i18n.Catalog, log *logrus.Logger) (*console.Console, error) {
+func newConsole(cfg config.Config, store storage.Store, objects *storage.Objects, svc wiring.Services, catalog *i18n.Catalog, log *logrus.Logger) (*console.Console, error) {
 	d := console.Deps{
 		BaseURL: cfg.BaseURL, MaxUploadSize: cfg.MaxUploadSize,
-		Auth: store.Console, Accounts: store.Accounts, Jobs: srv.Jobs(), Uploads: objects,
+		Auth: store.Console, Accounts: store.Accounts, Jobs: svc.Jobs, Uploads: objects,
 		Catalog: catalog, Log: log,
 	}
 	if cfg.SMTPURL != "" {
@@ -39,7 +37,7 @@ func newConsole(cfg config.Config, store storage.Store, objects *storage.Objects
 // consoleLink prints a one-time sign-in link to the web console for the
 // account with that e-mail address: the way in where no SMTP server is
 // configured (the sign-in page says so).
-func consoleLink(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []string) (any, error) {
+func consoleLink(ctx context.Context, _ wiring.Services, fs *flag.FlagSet, args []string) (any, error) {
 	email := fs.String("email", "", "the account's e-mail address")
 	if err := parse(fs, args, "email"); err != nil {
 		return nil, err
@@ -48,6 +46,13 @@ func consoleLink(ctx context.Context, db *bun.DB, fs *flag.FlagSet, args []strin
 	if err != nil {
 		return nil, err
 	}
+	// Sessions and sign-in links are the console's own records, outside the
+	// domain services.
+	db, err := openDB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
 	store := storage.NewStore(db)
 	acc, err := store.Accounts.GetByEmail(ctx, strings.ToLower(strings.TrimSpace(*email)))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"parley/devstack/testenv"
 	"parley/platform/i18n"
 	"parley/provider/media"
+	"parley/service/wiring"
 	"parley/storage"
 )
 
@@ -28,10 +29,14 @@ func TestConsoleLinkSignsIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := storage.NewStore(db)
-	srv := api.NewServer(api.Deps{Config: cfg, Store: store, Objects: testenv.Objects(t), Temporal: testenv.Temporal(t),
-		Media: media.NewTool(), Catalog: catalog, Log: testenv.Logger(), Version: "test"})
-	con, err := newConsole(cfg, store, testenv.Objects(t), srv, catalog, testenv.Logger())
+	store, temporal, objects := storage.NewStore(db), testenv.Temporal(t), testenv.Objects(t)
+	svc := wiring.New(wiring.Deps{Config: cfg, Store: store, Objects: objects, Temporal: temporal, Media: media.NewTool(),
+		Catalog: catalog, Log: testenv.Logger()})
+	srv := api.NewServer(api.Deps{
+		Config: cfg, Jobs: svc.Jobs, Accounts: svc.Accounts, SMS: svc.SMS, Voice: svc.Voice, Webhooks: svc.Webhooks, Push: svc.Push,
+		Objects: objects, Database: store, Temporal: temporal, Catalog: catalog, Log: testenv.Logger(), Version: "test",
+	})
+	con, err := newConsole(cfg, store, objects, svc, catalog, testenv.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}

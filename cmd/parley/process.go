@@ -31,6 +31,7 @@ import (
 	"parley/rules/medialink"
 	"parley/service/notify"
 	"parley/service/voice"
+	"parley/service/wiring"
 	"parley/storage"
 	"parley/worker"
 	"parley/workflows"
@@ -196,7 +197,7 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 // newNotifier builds the notification channels that are configured; the
 // others stay nil, and their notifications are recorded as skipped.
 func newNotifier(cfg config.Config, db *bun.DB, catalog *i18n.Catalog, guard netguard.Guard) (*notify.Notifier, error) {
-	n := &notify.Notifier{DB: db, Catalog: catalog, SMSFrom: cfg.NotifySMSFrom, BaseURL: cfg.BaseURL}
+	n := wiring.Notifier(storage.NewStore(db), catalog, cfg.NotifySMSFrom, cfg.BaseURL)
 	if cfg.SMTPURL != "" {
 		sender, err := mail.NewSender(mail.Config{URL: cfg.SMTPURL, From: cfg.MailFrom})
 		if err != nil {
@@ -282,11 +283,16 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	}
 	if withAPI {
 		store := storage.NewStore(s.db)
-		srv := api.NewServer(api.Deps{
-			Config: s.cfg, Store: store, Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
-			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log, Version: version.String(),
+		svc := wiring.New(wiring.Deps{
+			Config: s.cfg, Store: store, Objects: s.objects, Temporal: s.temporal, Media: media.NewTool(),
+			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log,
 		})
-		con, err := newConsole(s.cfg, store, s.objects, srv, s.catalog, s.log)
+		srv := api.NewServer(api.Deps{
+			Config: s.cfg, Jobs: svc.Jobs, Accounts: svc.Accounts, SMS: svc.SMS, Voice: svc.Voice, Webhooks: svc.Webhooks, Push: svc.Push,
+			Objects: s.objects, Database: store, Temporal: s.temporal, Speech: s.engine,
+			Catalog: s.catalog, Log: s.log, Version: version.String(),
+		})
+		con, err := newConsole(s.cfg, store, s.objects, svc, s.catalog, s.log)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"parley/devstack/testenv"
 	"parley/platform/i18n"
 	"parley/provider/media"
+	"parley/service/wiring"
 	"parley/storage"
 )
 
@@ -37,9 +38,14 @@ func TestTrickledUploadIsCutOffThroughTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	store, temporal := storage.NewStore(db), testenv.Temporal(t)
+	svc := wiring.New(wiring.Deps{
+		Config: cfg, Store: store, Objects: objects, Temporal: temporal, Media: media.NewTool(),
+		Catalog: catalog, Log: testenv.Logger(),
+	})
 	srv := api.NewServer(api.Deps{
-		Config: cfg, Store: storage.NewStore(db), Objects: objects, Temporal: testenv.Temporal(t), Media: media.NewTool(),
-		Catalog: catalog, Log: testenv.Logger(), Version: "test",
+		Config: cfg, Jobs: svc.Jobs, Accounts: svc.Accounts, SMS: svc.SMS, Voice: svc.Voice, Webhooks: svc.Webhooks, Push: svc.Push,
+		Objects: objects, Database: store, Temporal: temporal, Catalog: catalog, Log: testenv.Logger(), Version: "test",
 	})
 	httpServer := newHTTPServer(cfg, srv.Handler())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"parley/provider/mail"
+	"parley/rules/jobspec"
 )
 
 const mailFrom = "Parley <no-reply@parley.test>"
@@ -45,9 +46,9 @@ func TestMailSenderToCatcher(t *testing.T) {
 		locale, userinfo, wantUser string
 		notice                     mail.JobNotice
 	}{
-		{"en", "", "", mail.JobNotice{Kind: mail.KindTranscription, JobID: 42, FileName: "talk.mp4", Outcome: mail.OutcomeDone, Link: "http://127.0.0.1:8080/api/v1/transcribe/42"}},
-		{"he", "dev:secret@", "dev", mail.JobNotice{Kind: mail.KindSubtitles, JobID: 7, FileName: "הרצאה.mp4", Outcome: mail.OutcomeFailed, ErrorMessage: "הקובץ פגום", Link: "http://127.0.0.1:8080/api/v1/subtitles/7"}},
-		{"ar-EG", "dev:secret@", "dev", mail.JobNotice{Kind: mail.KindTranscription, JobID: 9, FileName: "محاضرة.wav", Outcome: mail.OutcomeDone, Link: "http://127.0.0.1:8080/api/v1/transcribe/9"}},
+		{"en", "", "", mail.JobNotice{Kind: jobspec.Transcription, JobID: 42, FileName: "talk.mp4", Outcome: mail.OutcomeDone, Link: "http://127.0.0.1:8080/api/v1/transcribe/42"}},
+		{"he", "dev:secret@", "dev", mail.JobNotice{Kind: jobspec.Subtitles, JobID: 7, FileName: "הרצאה.mp4", Outcome: mail.OutcomeFailed, ErrorMessage: "הקובץ פגום", Link: "http://127.0.0.1:8080/api/v1/subtitles/7"}},
+		{"ar-EG", "dev:secret@", "dev", mail.JobNotice{Kind: jobspec.Transcription, JobID: 9, FileName: "محاضرة.wav", Outcome: mail.OutcomeDone, Link: "http://127.0.0.1:8080/api/v1/transcribe/9"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.locale, func(t *testing.T) {

@@ -10,19 +10,19 @@ import (
 	"unicode"
 
 	"golang.org/x/text/language"
+
+	"parley/rules/jobspec"
 )
 
-// Job kinds and outcomes a JobNotice can carry.
+// Outcomes a JobNotice can carry.
 const (
-	KindTranscription = "transcription"
-	KindSubtitles     = "subtitles"
-	OutcomeDone       = "done"
-	OutcomeFailed     = "failed"
+	OutcomeDone   = "done"
+	OutcomeFailed = "failed"
 )
 
 // JobNotice is what the account owner is told when a job reaches its final state.
 type JobNotice struct {
-	Kind         string // KindTranscription or KindSubtitles
+	Kind         jobspec.Kind
 	JobID        int64
 	FileName     string
 	Outcome      string // OutcomeDone or OutcomeFailed
@@ -48,48 +48,48 @@ var locales = map[string]locale{
 	"en": {
 		lang: "en", dir: "ltr",
 		subject: map[noticeKey]string{
-			{KindTranscription, OutcomeDone}:   "Transcription ready: %s",
-			{KindTranscription, OutcomeFailed}: "Transcription failed: %s",
-			{KindSubtitles, OutcomeDone}:       "Subtitles ready: %s",
-			{KindSubtitles, OutcomeFailed}:     "Subtitles failed: %s",
+			{jobspec.Transcription, OutcomeDone}:   "Transcription ready: %s",
+			{jobspec.Transcription, OutcomeFailed}: "Transcription failed: %s",
+			{jobspec.Subtitles, OutcomeDone}:       "Subtitles ready: %s",
+			{jobspec.Subtitles, OutcomeFailed}:     "Subtitles failed: %s",
 		},
 		headline: map[noticeKey]string{
-			{KindTranscription, OutcomeDone}:   "The transcription of your file is ready.",
-			{KindTranscription, OutcomeFailed}: "The transcription of your file failed.",
-			{KindSubtitles, OutcomeDone}:       "The subtitles for your file are ready.",
-			{KindSubtitles, OutcomeFailed}:     "The subtitles for your file could not be made.",
+			{jobspec.Transcription, OutcomeDone}:   "The transcription of your file is ready.",
+			{jobspec.Transcription, OutcomeFailed}: "The transcription of your file failed.",
+			{jobspec.Subtitles, OutcomeDone}:       "The subtitles for your file are ready.",
+			{jobspec.Subtitles, OutcomeFailed}:     "The subtitles for your file could not be made.",
 		},
 		job: "Job", file: "File", reason: "Reason", open: "View the job",
 	},
 	"he": {
 		lang: "he", dir: "rtl",
 		subject: map[noticeKey]string{
-			{KindTranscription, OutcomeDone}:   "התמלול מוכן: %s",
-			{KindTranscription, OutcomeFailed}: "התמלול נכשל: %s",
-			{KindSubtitles, OutcomeDone}:       "הכתוביות מוכנות: %s",
-			{KindSubtitles, OutcomeFailed}:     "יצירת הכתוביות נכשלה: %s",
+			{jobspec.Transcription, OutcomeDone}:   "התמלול מוכן: %s",
+			{jobspec.Transcription, OutcomeFailed}: "התמלול נכשל: %s",
+			{jobspec.Subtitles, OutcomeDone}:       "הכתוביות מוכנות: %s",
+			{jobspec.Subtitles, OutcomeFailed}:     "יצירת הכתוביות נכשלה: %s",
 		},
 		headline: map[noticeKey]string{
-			{KindTranscription, OutcomeDone}:   "תמלול הקובץ שלך מוכן.",
-			{KindTranscription, OutcomeFailed}: "תמלול הקובץ שלך נכשל.",
-			{KindSubtitles, OutcomeDone}:       "הכתוביות לקובץ שלך מוכנות.",
-			{KindSubtitles, OutcomeFailed}:     "יצירת הכתוביות לקובץ שלך נכשלה.",
+			{jobspec.Transcription, OutcomeDone}:   "תמלול הקובץ שלך מוכן.",
+			{jobspec.Transcription, OutcomeFailed}: "תמלול הקובץ שלך נכשל.",
+			{jobspec.Subtitles, OutcomeDone}:       "הכתוביות לקובץ שלך מוכנות.",
+			{jobspec.Subtitles, OutcomeFailed}:     "יצירת הכתוביות לקובץ שלך נכשלה.",
 		},
 		job: "משימה", file: "קובץ", reason: "סיבה", open: "לצפייה במשימה",
 	},
 	"ar": {
 		lang: "ar", dir: "rtl",
 		subject: map[noticeKey]string{
-			{KindTranscription, OutcomeDone}:   "التفريغ النصي جاهز: %s",
-			{KindTranscription, OutcomeFailed}: "فشل التفريغ النصي: %s",
-			{KindSubtitles, OutcomeDone}:       "الترجمة جاهزة: %s",
-			{KindSubtitles, OutcomeFailed}:     "فشل إنشاء الترجمة: %s",
+			{jobspec.Transcription, OutcomeDone}:   "التفريغ النصي جاهز: %s",
+			{jobspec.Transcription, OutcomeFailed}: "فشل التفريغ النصي: %s",
+			{jobspec.Subtitles, OutcomeDone}:       "الترجمة جاهزة: %s",
+			{jobspec.Subtitles, OutcomeFailed}:     "فشل إنشاء الترجمة: %s",
 		},
 		headline: map[noticeKey]string{
-			{KindTranscription, OutcomeDone}:   "التفريغ النصي لملفك جاهز.",
-			{KindTranscription, OutcomeFailed}: "تعذّر إتمام التفريغ النصي لملفك.",
-			{KindSubtitles, OutcomeDone}:       "ترجمة ملفك جاهزة.",
-			{KindSubtitles, OutcomeFailed}:     "تعذّر إنشاء ترجمة ملفك.",
+			{jobspec.Transcription, OutcomeDone}:   "التفريغ النصي لملفك جاهز.",
+			{jobspec.Transcription, OutcomeFailed}: "تعذّر إتمام التفريغ النصي لملفك.",
+			{jobspec.Subtitles, OutcomeDone}:       "ترجمة ملفك جاهزة.",
+			{jobspec.Subtitles, OutcomeFailed}:     "تعذّر إنشاء ترجمة ملفك.",
 		},
 		job: "المهمة", file: "الملف", reason: "السبب", open: "عرض المهمة",
 	},

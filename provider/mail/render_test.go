@@ -3,10 +3,12 @@ package mail
 import (
 	"strings"
 	"testing"
+
+	"parley/rules/jobspec"
 )
 
 func TestRenderJobNoticeLocales(t *testing.T) {
-	n := JobNotice{Kind: KindSubtitles, JobID: 7, FileName: "talk.mp4", Outcome: OutcomeDone, Link: "https://app.parley.test/jobs/7"}
+	n := JobNotice{Kind: jobspec.Subtitles, JobID: 7, FileName: "talk.mp4", Outcome: OutcomeDone, Link: "https://app.parley.test/jobs/7"}
 	tests := []struct {
 		locale      string
 		wantSubject string
@@ -54,19 +56,19 @@ func TestRenderJobNoticeOutcomes(t *testing.T) {
 	}{
 		{
 			name:        "failed names the reason",
-			n:           JobNotice{Kind: KindTranscription, JobID: 9, FileName: "a.wav", Outcome: OutcomeFailed, ErrorMessage: "The audio is silent.", Link: "https://x.test/j/9"},
+			n:           JobNotice{Kind: jobspec.Transcription, JobID: 9, FileName: "a.wav", Outcome: OutcomeFailed, ErrorMessage: "The audio is silent.", Link: "https://x.test/j/9"},
 			wantSubject: "Transcription failed: a.wav",
 			wantIn:      []string{"The transcription of your file failed.", "Reason: The audio is silent."},
 		},
 		{
 			name:        "done never shows a reason",
-			n:           JobNotice{Kind: KindTranscription, JobID: 9, FileName: "a.wav", Outcome: OutcomeDone, ErrorMessage: "stale", Link: "https://x.test/j/9"},
+			n:           JobNotice{Kind: jobspec.Transcription, JobID: 9, FileName: "a.wav", Outcome: OutcomeDone, ErrorMessage: "stale", Link: "https://x.test/j/9"},
 			wantSubject: "Transcription ready: a.wav",
 			wantNotIn:   []string{"Reason", "stale"},
 		},
 		{
 			name:        "subtitles failed",
-			n:           JobNotice{Kind: KindSubtitles, JobID: 3, FileName: "b.mp4", Outcome: OutcomeFailed, Link: "http://localhost:8080/jobs/3"},
+			n:           JobNotice{Kind: jobspec.Subtitles, JobID: 3, FileName: "b.mp4", Outcome: OutcomeFailed, Link: "http://localhost:8080/jobs/3"},
 			wantSubject: "Subtitles failed: b.mp4",
 			wantIn:      []string{"The subtitles for your file could not be made.", "View the job: http://localhost:8080/jobs/3"},
 			wantNotIn:   []string{"Reason"},
@@ -97,7 +99,7 @@ func TestRenderJobNoticeOutcomes(t *testing.T) {
 
 func TestRenderJobNoticeEscapesUserText(t *testing.T) {
 	n := JobNotice{
-		Kind: KindTranscription, JobID: 1, Outcome: OutcomeFailed,
+		Kind: jobspec.Transcription, JobID: 1, Outcome: OutcomeFailed,
 		FileName:     "<script>alert(1)</script>\r\nBcc: victim@example.test.mp3",
 		ErrorMessage: `bad "quote" & <b>tag</b>`,
 		Link:         "https://app.parley.test/jobs/1?a=1&b=2",
@@ -120,7 +122,7 @@ func TestRenderJobNoticeEscapesUserText(t *testing.T) {
 }
 
 func TestRenderJobNoticeRefusesBadInput(t *testing.T) {
-	ok := JobNotice{Kind: KindTranscription, JobID: 1, FileName: "a.wav", Outcome: OutcomeDone, Link: "https://x.test/j/1"}
+	ok := JobNotice{Kind: jobspec.Transcription, JobID: 1, FileName: "a.wav", Outcome: OutcomeDone, Link: "https://x.test/j/1"}
 	tests := []struct {
 		name   string
 		change func(*JobNotice)

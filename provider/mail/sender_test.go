@@ -16,6 +16,8 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"parley/rules/jobspec"
 )
 
 // received is one message as the test SMTP server took it.
@@ -195,7 +197,7 @@ func TestSendRendersNotice(t *testing.T) {
 			srv := &smtpServer{}
 			sender := newTestSender(t, "smtp://"+srv.start(t))
 			subject, text, html, err := RenderJobNotice(tt.locale, JobNotice{
-				Kind: KindTranscription, JobID: 42, FileName: "meeting.mp3", Outcome: OutcomeDone,
+				Kind: jobspec.Transcription, JobID: 42, FileName: "meeting.mp3", Outcome: OutcomeDone,
 				Link: "https://app.parley.test/jobs/42",
 			})
 			if err != nil {

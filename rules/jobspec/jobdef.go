@@ -63,11 +63,11 @@ func (s Stage) Cost(c *Costs) *billing.Micros { return s.cost(c) }
 // list says voice_cleanup, the ledger and the profile say voice_isolator);
 // this table is the one place that maps them.
 var (
-	StageTranscription = Stage{Name: "transcription", PriceItem: "transcription", Service: "transcription",
+	StageTranscription = Stage{Name: "transcription", PriceItem: billing.ItemTranscription, Service: "transcription",
 		cost: func(c *Costs) *billing.Micros { return &c.Transcription }}
-	StageVoiceCleanup = Stage{Name: "voice_cleanup", PriceItem: "voice_cleanup", Service: "voice_isolator",
+	StageVoiceCleanup = Stage{Name: "voice_cleanup", PriceItem: billing.ItemVoiceCleanup, Service: "voice_isolator",
 		cost: func(c *Costs) *billing.Micros { return &c.VoiceCleanup }}
-	StageBurn = Stage{Name: "burn", PriceItem: "subtitle_burn", Service: "subtitle_burn",
+	StageBurn = Stage{Name: "burn", PriceItem: billing.ItemSubtitleBurn, Service: "subtitle_burn",
 		cost: func(c *Costs) *billing.Micros { return &c.Burn }}
 )
 

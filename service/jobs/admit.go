@@ -1,9 +1,12 @@
-// Package jobs owns "admit a job": it prices the job, accepts or refuses its
-// media, replays an earlier request under the same Idempotency-Key, admits
-// the job in one Postgres transaction (balance, concurrency), starts its
-// workflow and, when the start fails, fails the job again so its slot is
-// freed. Handlers bind a request, call the service and respond; activities
-// reuse its pricing and acceptance rules through jobspec.
+// Package jobs is the transcription and subtitle jobs as a client sees them.
+// It admits a job: prices it, accepts or refuses its media, replays an
+// earlier request under the same Idempotency-Key, admits the job in one
+// Postgres transaction (balance, concurrency), starts its workflow and, when
+// the start fails, fails the job again so its slot is freed. It reads them:
+// lists, one job, its SRT, its export, the running jobs and the output video,
+// each shaped as the API shows it. And it acts on them: delete, SRT edit,
+// re-burn. Handlers (API and console) bind a request, call the service and
+// respond; activities reuse its views and its acceptance rule.
 package jobs
 
 import (
@@ -13,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"path"
 	"strconv"
@@ -20,15 +24,17 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/platform/netguard"
 	"parley/platform/problem"
 	"parley/provider/media"
 	"parley/provider/speech"
+	"parley/rules/billing"
 	"parley/rules/jobspec"
+	"parley/rules/medialink"
 	"parley/rules/subtitles"
 	"parley/rules/textcheck"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -37,12 +43,44 @@ type Prober interface {
 	Probe(ctx context.Context, path string) (media.Info, error)
 }
 
-// MediaStore is the part of the object store admission uses: uploads are
-// probed through a short-lived link, and removed when no job keeps them.
+// MediaStore is the part of the object store the service uses: uploads are
+// probed through a short-lived link and removed when no job keeps them;
+// output videos are streamed.
 type MediaStore interface {
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
-	Stat(ctx context.Context, key string) (storage.ObjectInfo, error)
+	Stat(ctx context.Context, key string) (model.ObjectInfo, error)
+	Open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error)
 	Remove(ctx context.Context, key string) error
+}
+
+// JobStore reads and writes job rows.
+type JobStore interface {
+	GetOwned(ctx context.Context, accountID, kind string, id int64) (model.Job, error)
+	ByIdempotencyKey(ctx context.Context, accountID, kind, key string) (model.Job, error)
+	List(ctx context.Context, accountID, kind string, limit int) ([]model.Job, error)
+	Running(ctx context.Context, accountID string) ([]model.Job, error)
+	SoftDelete(ctx context.Context, accountID, kind string, id int64) error
+	Finish(ctx context.Context, id int64, status, code, message string) error
+	StartReburn(ctx context.Context, accountID string, id int64) (run int, current model.Job, ok bool, err error)
+	EndReburn(ctx context.Context, id int64, code, message string) error
+}
+
+// Admitter admits a job under the account's and the platform's caps and its
+// balance, and counts the jobs in flight.
+type Admitter interface {
+	Admit(ctx context.Context, j *model.Job, estimate billing.Micros) error
+	InFlight(ctx context.Context, accountID string) (inFlight, limit int, err error)
+}
+
+// PriceList is the per-minute price of every billed stage.
+type PriceList interface {
+	PerMinute(ctx context.Context) jobspec.PerMinute
+}
+
+// SubtitleVersions keeps every SRT a subtitle job has had.
+type SubtitleVersions interface {
+	Latest(ctx context.Context, jobID int64) (model.SubtitleVersion, error)
+	SaveEdit(ctx context.Context, jobID int64, srt string) (model.SubtitleVersion, error)
 }
 
 // URLChecker refuses URLs the platform must not fetch.
@@ -52,22 +90,33 @@ type URLChecker interface {
 
 // Deps are the service's collaborators.
 type Deps struct {
-	Jobs       storage.Jobs
-	Admissions storage.Admissions
-	Prices     storage.Prices
+	Jobs       JobStore
+	Admissions Admitter
+	Prices     PriceList
+	Versions   SubtitleVersions
 	Objects    MediaStore
 	Media      Prober
 	Guard      URLChecker
 	Temporal   workflows.Starter
-	Catalog    *i18n.Catalog
-	Log        *logrus.Logger
+	// Links signs the output videos' links, under BaseURL.
+	Links   medialink.Signer
+	BaseURL string
+	Catalog *i18n.Catalog
+	Log     *logrus.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 }
 
-// Service admits jobs.
+// Service admits, reads and acts on jobs.
 type Service struct{ d Deps }
 
 // New returns the service.
-func New(d Deps) *Service { return &Service{d: d} }
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Service{d: d}
+}
 
 // Upload is a file a client sent, already streamed to the object store.
 // The service owns it from the call on: a job keeps it, or it is removed.
@@ -106,10 +155,28 @@ type SubtitlesRequest struct {
 	Style        subtitles.Style
 }
 
+// Accepted is an admitted job as the 202 answer shows it (or, for a replayed
+// Idempotency-Key, the job the first request admitted).
+type Accepted struct {
+	ID     int64  `json:"id"`
+	Status string `json:"status"`
+}
+
+func acceptedOf(j model.Job, err error) (Accepted, error) {
+	if err != nil {
+		return Accepted{}, err
+	}
+	return Accepted{ID: j.ID, Status: j.Status}, nil
+}
+
 // Transcription admits a transcription job and starts its workflow.
-func (s *Service) Transcription(ctx context.Context, req TranscriptionRequest) (storage.Job, error) {
+func (s *Service) Transcription(ctx context.Context, req TranscriptionRequest) (Accepted, error) {
+	return acceptedOf(s.transcription(ctx, req))
+}
+
+func (s *Service) transcription(ctx context.Context, req TranscriptionRequest) (model.Job, error) {
 	if req.Upload != nil {
-		return s.fromUpload(ctx, *req.Upload, func(j *storage.Job) (func(context.Context) error, error) {
+		return s.fromUpload(ctx, *req.Upload, func(j *model.Job) (func(context.Context) error, error) {
 			j.Kind = jobspec.Transcription
 			if err := s.withMedia(ctx, j, *req.Upload); err != nil {
 				return nil, err
@@ -121,11 +188,11 @@ func (s *Service) Transcription(ctx context.Context, req TranscriptionRequest) (
 	}
 	j, err := s.newJob(req.Options)
 	if err != nil {
-		return storage.Job{}, err
+		return model.Job{}, err
 	}
 	j.Kind = jobspec.Transcription
 	if err := s.fromURL(ctx, &j, req.URL); err != nil {
-		return storage.Job{}, err
+		return model.Job{}, err
 	}
 	j.RequestHash = requestHash("url", req.URL, j.LanguageRequested, strconv.FormatBool(j.EmailAfter), strconv.FormatBool(j.SMSAfter))
 	// The size, and so the price, is known once the workflow has downloaded
@@ -133,7 +200,7 @@ func (s *Service) Transcription(ctx context.Context, req TranscriptionRequest) (
 	return s.admit(ctx, &j, s.transcriptionStart(&j, true))
 }
 
-func (s *Service) transcriptionStart(j *storage.Job, fromURL bool) func(context.Context) error {
+func (s *Service) transcriptionStart(j *model.Job, fromURL bool) func(context.Context) error {
 	return func(ctx context.Context) error {
 		return workflows.StartTranscription(ctx, s.d.Temporal, workflowJob(*j),
 			workflows.TranscriptionInput{JobID: j.ID, FromURL: fromURL, MediaKey: orZero(j.MediaKey)})
@@ -141,8 +208,12 @@ func (s *Service) transcriptionStart(j *storage.Job, fromURL bool) func(context.
 }
 
 // Subtitles admits a subtitle job and starts its workflow.
-func (s *Service) Subtitles(ctx context.Context, req SubtitlesRequest) (storage.Job, error) {
-	return s.fromUpload(ctx, req.Upload, func(j *storage.Job) (func(context.Context) error, error) {
+func (s *Service) Subtitles(ctx context.Context, req SubtitlesRequest) (Accepted, error) {
+	return acceptedOf(s.subtitles(ctx, req))
+}
+
+func (s *Service) subtitles(ctx context.Context, req SubtitlesRequest) (model.Job, error) {
+	return s.fromUpload(ctx, req.Upload, func(j *model.Job) (func(context.Context) error, error) {
 		j.Kind, j.BurnRuns, j.UseVoiceCleanup = jobspec.Subtitles, 1, req.VoiceCleanup
 		style, err := json.Marshal(req.Style)
 		if err != nil {
@@ -188,7 +259,7 @@ func (s *Service) Reburn(ctx context.Context, accountID string, id int64) (int, 
 // fromUpload builds a job around an upload with build, which returns the
 // job's workflow start, and admits it. The upload is removed unless a new
 // job now owns it (a refused or replayed request keeps nothing).
-func (s *Service) fromUpload(ctx context.Context, up Upload, build func(*storage.Job) (func(context.Context) error, error), o Options) (storage.Job, error) {
+func (s *Service) fromUpload(ctx context.Context, up Upload, build func(*model.Job) (func(context.Context) error, error), o Options) (model.Job, error) {
 	kept := false
 	defer func() {
 		if !kept {
@@ -199,12 +270,12 @@ func (s *Service) fromUpload(ctx context.Context, up Upload, build func(*storage
 	}()
 	j, err := s.newJob(o)
 	if err != nil {
-		return storage.Job{}, err
+		return model.Job{}, err
 	}
 	j.InputKind, j.FileName, j.MediaKey, j.MediaDigest = "file", up.FileName, &up.Key, &up.Digest
 	start, err := build(&j)
 	if err != nil {
-		return storage.Job{}, err
+		return model.Job{}, err
 	}
 	created, err := s.admit(ctx, &j, start)
 	kept = err == nil && created.ID == j.ID
@@ -212,16 +283,16 @@ func (s *Service) fromUpload(ctx context.Context, up Upload, build func(*storage
 }
 
 // newJob starts the row of a job from what every request carries.
-func (s *Service) newJob(o Options) (storage.Job, error) {
+func (s *Service) newJob(o Options) (model.Job, error) {
 	lang, err := speech.ParseLanguage(o.Language)
 	if err != nil {
-		return storage.Job{}, problem.Invalid("language", err.Error())
+		return model.Job{}, problem.Invalid("language", err.Error())
 	}
 	source := o.Source
 	if source == "" {
 		source = "api"
 	}
-	j := storage.Job{AccountID: o.AccountID, Status: jobspec.Queued, Source: source,
+	j := model.Job{AccountID: o.AccountID, Status: jobspec.Queued, Source: source,
 		LanguageRequested: lang, EmailAfter: o.EmailAfter, SMSAfter: o.SMSAfter}
 	if o.IdempotencyKey != "" {
 		j.IdempotencyKey = &o.IdempotencyKey
@@ -231,7 +302,7 @@ func (s *Service) newJob(o Options) (storage.Job, error) {
 
 // withMedia probes an upload from the store, refuses media the job cannot
 // use and prices every stage of the job for the media's duration.
-func (s *Service) withMedia(ctx context.Context, j *storage.Job, up Upload) error {
+func (s *Service) withMedia(ctx context.Context, j *model.Job, up Upload) error {
 	link, err := s.d.Objects.PresignGet(ctx, up.Key, 5*time.Minute)
 	if err != nil {
 		return err
@@ -254,7 +325,7 @@ func (s *Service) withMedia(ctx context.Context, j *storage.Job, up Upload) erro
 }
 
 // fromURL checks a URL job's address and names the job after it.
-func (s *Service) fromURL(ctx context.Context, j *storage.Job, raw string) error {
+func (s *Service) fromURL(ctx context.Context, j *model.Job, raw string) error {
 	if raw == "" {
 		return problem.Invalid("url", "is required")
 	}
@@ -282,20 +353,20 @@ func (s *Service) fromURL(ctx context.Context, j *storage.Job, raw string) error
 // admit inserts the job under the account's caps and balance and starts its
 // workflow. A repeated Idempotency-Key with the same request returns the
 // first job instead; with a different request it is refused.
-func (s *Service) admit(ctx context.Context, j *storage.Job, start func(context.Context) error) (storage.Job, error) {
+func (s *Service) admit(ctx context.Context, j *model.Job, start func(context.Context) error) (model.Job, error) {
 	if j.IdempotencyKey != nil {
 		if prior, found, err := s.replay(ctx, *j); found {
 			return prior, err
 		}
 	}
 	err := s.d.Admissions.Admit(ctx, j, j.Costs.Total())
-	if errors.Is(err, storage.ErrConflict) && j.IdempotencyKey != nil {
+	if errors.Is(err, model.ErrConflict) && j.IdempotencyKey != nil {
 		// A concurrent request with the same key won the race.
 		prior, _, err := s.replay(ctx, *j)
 		return prior, err
 	}
 	if err != nil {
-		return storage.Job{}, err
+		return model.Job{}, err
 	}
 	log := s.d.Log.WithFields(logrus.Fields{"job_id": j.ID, "account_id": j.AccountID, "kind": j.Kind})
 	if err := start(ctx); err != nil {
@@ -305,7 +376,7 @@ func (s *Service) admit(ctx context.Context, j *storage.Job, start func(context.
 		if ferr := s.d.Jobs.Finish(context.WithoutCancel(ctx), j.ID, jobspec.Failed, code, s.d.Catalog.English(code, nil)); ferr != nil {
 			log.WithError(ferr).Error("could not fail a job whose workflow did not start")
 		}
-		return storage.Job{}, problem.Wrap(code, err)
+		return model.Job{}, problem.Wrap(code, err)
 	}
 	log.Info("job admitted")
 	return *j, nil
@@ -313,16 +384,16 @@ func (s *Service) admit(ctx context.Context, j *storage.Job, start func(context.
 
 // replay finds the job an earlier request with the same Idempotency-Key
 // created; found is false when there is none.
-func (s *Service) replay(ctx context.Context, j storage.Job) (storage.Job, bool, error) {
+func (s *Service) replay(ctx context.Context, j model.Job) (model.Job, bool, error) {
 	prior, err := s.d.Jobs.ByIdempotencyKey(ctx, j.AccountID, j.Kind, *j.IdempotencyKey)
-	if errors.Is(err, storage.ErrNotFound) {
-		return storage.Job{}, false, nil
+	if errors.Is(err, model.ErrNotFound) {
+		return model.Job{}, false, nil
 	}
 	if err != nil {
-		return storage.Job{}, true, err
+		return model.Job{}, true, err
 	}
 	if prior.RequestHash == nil || j.RequestHash == nil || *prior.RequestHash != *j.RequestHash {
-		return storage.Job{}, true, problem.New(problem.IdempotencyKeyReused, nil)
+		return model.Job{}, true, problem.New(problem.IdempotencyKeyReused, nil)
 	}
 	return prior, true, nil
 }
@@ -338,7 +409,7 @@ func requestHash(parts ...string) *string {
 }
 
 // workflowJob is what operators see of a job in the Temporal UI.
-func workflowJob(j storage.Job) workflows.Job {
+func workflowJob(j model.Job) workflows.Job {
 	summary := fmt.Sprintf("%s of %s", kindTitle[j.Kind], j.FileName)
 	if j.DurationSec != nil {
 		summary += fmt.Sprintf(" (%.0f s)", *j.DurationSec)

@@ -1,16 +1,24 @@
-// Package jobs shapes jobs as the API shows them. It is shared by the API's
-// GET handlers and by the activities that put a job into an event's payload,
-// so a webhook's data is the resource exactly as its GET returns it without
-// the worker importing the api package.
 package jobs
+
+// The views shape jobs as the API shows them. They are shared by the
+// service's reads and by the activities that put a job into an event's
+// payload, so a webhook's data is the resource exactly as its GET returns it
+// without the worker importing the api package.
 
 import (
 	"encoding/json"
 	"time"
 
+	"parley/model"
 	"parley/rules/jobspec"
 	"parley/rules/transcript"
-	"parley/storage"
+)
+
+// The names the API gives each kind of job (a view's service, a running
+// job's kind).
+const (
+	transcriptionService = "speech-to-text"
+	subtitlesService     = "subtitles"
 )
 
 // Language is a job's requested and detected language.
@@ -44,9 +52,9 @@ type Transcription struct {
 
 // NewTranscription shapes a job; words only when asked for and done, and the
 // transcript only once done.
-func NewTranscription(j storage.Job, withWords bool) Transcription {
+func NewTranscription(j model.Job, withWords bool) Transcription {
 	v := Transcription{
-		ID: j.ID, Service: "speech-to-text", Status: j.Status, Kind: j.InputKind, FileName: j.FileName,
+		ID: j.ID, Service: transcriptionService, Status: j.Status, Kind: j.InputKind, FileName: j.FileName,
 		SourceURL: j.SourceURL, AudioDurationSec: j.DurationSec, CostUSD: j.Costs.Transcription.CostString(),
 		Language: Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
 		Source:   j.Source, EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
@@ -100,9 +108,9 @@ type Subtitles struct {
 
 // NewSubtitles shapes a subtitle job; videoURL turns the output video's
 // object key into the signed link a client downloads it from.
-func NewSubtitles(j storage.Job, videoURL func(key string) string) Subtitles {
+func NewSubtitles(j model.Job, videoURL func(key string) string) Subtitles {
 	v := Subtitles{
-		ID: j.ID, Service: "subtitles", Status: j.Status, FileName: j.FileName, VideoDurationSec: j.DurationSec,
+		ID: j.ID, Service: subtitlesService, Status: j.Status, FileName: j.FileName, VideoDurationSec: j.DurationSec,
 		UsedVoiceCleanup: j.UseVoiceCleanup, VoiceCleanupCostUSD: j.Costs.VoiceCleanup.CostString(),
 		BurnCostUSD: j.Costs.Burn.CostString(), TranscriptionCostUSD: j.Costs.Transcription.CostString(),
 		Language: Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},

@@ -18,11 +18,11 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"parley/model"
 	"parley/platform/problem"
 	"parley/rules/billing"
 	"parley/rules/sms"
 	"parley/rules/textcheck"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -43,9 +43,9 @@ type Config struct {
 // Deps are the service's collaborators.
 type Deps struct {
 	Config   Config
-	Accounts storage.Accounts
-	SMS      storage.SMS
-	Prices   storage.Prices
+	Accounts AccountStore
+	SMS      SMSStore
+	Prices   SMSPrices
 	Temporal workflows.Starter
 	Log      *logrus.Logger
 	Now      func() time.Time
@@ -80,7 +80,7 @@ type SendRequest struct {
 // within Config.Wait; Answered is false when the carrier had not answered
 // by then (the send goes on).
 type Sent struct {
-	Message  storage.SMSMessage
+	Message  SentView
 	Answered bool
 }
 
@@ -117,12 +117,12 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		cost += m.CostMicros
 		perCountry[m.Country]++
 	}
-	batchID, err := s.d.SMS.Admit(ctx, &send, s.d.Now(), func(u storage.SMSUsage) error {
+	batchID, err := s.d.SMS.Admit(ctx, &send, s.d.Now(), func(u model.SMSUsage) error {
 		if err := s.checkQuota(ctx, u, send.Messages); err != nil {
 			return err
 		}
 		if u.Available < estimate {
-			return &storage.InsufficientBalanceError{Required: estimate, Balance: u.Available}
+			return &model.InsufficientBalanceError{Required: estimate, Balance: u.Available}
 		}
 		return nil
 	})
@@ -176,11 +176,11 @@ func (s *Service) await(ctx context.Context, id int64) (Sent, error) {
 			return Sent{}, err
 		}
 		if m.Status != sms.Queued {
-			return Sent{Message: m, Answered: true}, nil
+			return Sent{Message: NewSentView(m), Answered: true}, nil
 		}
 		select {
 		case <-ctx.Done():
-			return Sent{Message: m}, nil
+			return Sent{Message: NewSentView(m)}, nil
 		case <-time.After(delay):
 			delay = min(delay*2, 250*time.Millisecond)
 		}
@@ -188,23 +188,23 @@ func (s *Service) await(ctx context.Context, id int64) (Sent, error) {
 }
 
 // validate checks everything that needs no lock and prices each message.
-func (s *Service) validate(ctx context.Context, req SendRequest) (storage.SMSSend, storage.OwnedNumber, error) {
-	var none storage.SMSSend
+func (s *Service) validate(ctx context.Context, req SendRequest) (model.SMSSend, model.OwnedNumber, error) {
+	var none model.SMSSend
 	if len(req.Recipients) > sms.MaxRecipients {
-		return none, storage.OwnedNumber{}, problem.New(problem.BatchTooLarge, map[string]any{"max": sms.MaxRecipients})
+		return none, model.OwnedNumber{}, problem.New(problem.BatchTooLarge, map[string]any{"max": sms.MaxRecipients})
 	}
 	acc, err := s.d.Accounts.Get(ctx, req.AccountID)
 	if err != nil {
-		return none, storage.OwnedNumber{}, err
+		return none, model.OwnedNumber{}, err
 	}
 	if !acc.PhoneVerified {
-		return none, storage.OwnedNumber{}, problem.New(problem.SMSPhoneNotVerified, nil)
+		return none, model.OwnedNumber{}, problem.New(problem.SMSPhoneNotVerified, nil)
 	}
 	if len(req.Recipients) == 0 {
-		return none, storage.OwnedNumber{}, problem.Invalid("recipients", "must list at least one recipient")
+		return none, model.OwnedNumber{}, problem.Invalid("recipients", "must list at least one recipient")
 	}
 	from, err := s.d.SMS.NumberOwnedBy(ctx, req.AccountID, req.From)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		return none, from, problem.New(problem.SenderNotOwned, map[string]any{"from": req.From})
 	}
 	if err != nil {
@@ -217,13 +217,13 @@ func (s *Service) validate(ctx context.Context, req SendRequest) (storage.SMSSen
 	if err := s.price(ctx, acc, messages); err != nil {
 		return none, from, err
 	}
-	return storage.SMSSend{AccountID: req.AccountID, From: from, Batch: len(messages) > 1, Messages: messages}, from, nil
+	return model.SMSSend{AccountID: req.AccountID, From: from, Batch: len(messages) > 1, Messages: messages}, from, nil
 }
 
 // Render checks each recipient in order (number, template variables,
 // rendered length) and renders its message: the body with its encoding and
 // segments. The template is parsed once for the whole batch.
-func Render(body string, recipients []Recipient) ([]storage.SMSMessage, error) {
+func Render(body string, recipients []Recipient) ([]model.SMSMessage, error) {
 	if strings.TrimSpace(body) == "" {
 		return nil, problem.Invalid("body", "is required")
 	}
@@ -232,7 +232,7 @@ func Render(body string, recipients []Recipient) ([]storage.SMSMessage, error) {
 	}
 	tpl := sms.ParseTemplate(body)
 	phones := parsePhones(recipients)
-	out := make([]storage.SMSMessage, len(recipients))
+	out := make([]model.SMSMessage, len(recipients))
 	for i, r := range recipients {
 		phone, err := phones[i].phone, phones[i].err
 		if err != nil {
@@ -256,7 +256,7 @@ func Render(body string, recipients []Recipient) ([]storage.SMSMessage, error) {
 			return nil, problem.New(problem.BodyTooLong, map[string]any{"recipientIndex": i, "length": n, "max": sms.MaxBodyChars})
 		}
 		seg := sms.Measure(text)
-		out[i] = storage.SMSMessage{ToPhone: phone.E164, Country: phone.Country, Body: text,
+		out[i] = model.SMSMessage{ToPhone: phone.E164, Country: phone.Country, Body: text,
 			Segments: seg.Segments, Encoding: string(seg.Encoding)}
 	}
 	return out, nil
@@ -292,7 +292,7 @@ const minPhonesPerWorker = 256
 
 // price refuses a destination the account has not enabled or the price
 // list does not price, in recipient order, and prices every message.
-func (s *Service) price(ctx context.Context, acc storage.Account, messages []storage.SMSMessage) error {
+func (s *Service) price(ctx context.Context, acc model.Account, messages []model.SMSMessage) error {
 	prices, err := s.d.Prices.SMS(ctx)
 	if err != nil {
 		return err
@@ -315,7 +315,7 @@ func (s *Service) price(ctx context.Context, acc storage.Account, messages []sto
 
 // checkQuota refuses a send that would pass the account's daily quota,
 // whole: a free account's total, or a paid account's per destination.
-func (s *Service) checkQuota(ctx context.Context, u storage.SMSUsage, messages []storage.SMSMessage) error {
+func (s *Service) checkQuota(ctx context.Context, u model.SMSUsage, messages []model.SMSMessage) error {
 	overrides, err := s.d.SMS.Quotas(ctx, u.Account.ID)
 	if err != nil {
 		return err
@@ -374,8 +374,12 @@ func quotaExceeded(used, limit, requested int, country *string) error {
 }
 
 // Batch reads an account's batch and its recipients.
-func (s *Service) Batch(ctx context.Context, accountID string, id int64) (storage.SMSBatch, []storage.SMSMessage, error) {
-	return s.d.SMS.BatchOwned(ctx, accountID, id)
+func (s *Service) Batch(ctx context.Context, accountID string, id int64) (BatchView, error) {
+	b, ms, err := s.d.SMS.BatchOwned(ctx, accountID, id)
+	if err != nil {
+		return BatchView{}, err
+	}
+	return NewBatchView(b, ms), nil
 }
 
 // CarrierStatus applies a delivery callback: the message moves forward
@@ -387,7 +391,7 @@ func (s *Service) CarrierStatus(ctx context.Context, sid, carrierStatus string, 
 		return nil
 	}
 	_, _, err := s.d.SMS.ApplyOutcome(ctx, sid, status, errorCode, errorMessage)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		s.d.Log.WithField("sid", sid).Warn("status callback for a message we do not know")
 		return nil
 	}

@@ -9,18 +9,24 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"parley/model"
 	"parley/platform/problem"
 	"parley/rules/sms"
 	"parley/rules/textcheck"
-	"parley/storage"
 	"parley/workflows"
 )
 
 // MaxContactName is the longest remote contact name, in code points.
 const MaxContactName = 100
 
+// ThreadFilter picks a page of an account's threads.
+type ThreadFilter = model.ThreadFilter
+
+// ContactName is a thread's new contact name (nil Name: none).
+type ContactName = model.ContactName
+
 // Threads lists a page of an account's threads, latest activity first.
-func (s *Service) Threads(ctx context.Context, accountID string, f storage.ThreadFilter) ([]ThreadView, error) {
+func (s *Service) Threads(ctx context.Context, accountID string, f model.ThreadFilter) ([]ThreadView, error) {
 	ts, err := s.d.SMS.Threads(ctx, accountID, f)
 	if err != nil {
 		return nil, err
@@ -62,7 +68,7 @@ type ThreadUpdate struct {
 	Archived *bool
 	// ContactName is set when the request names remoteContactName; its Name
 	// is nil when the request clears it (null).
-	ContactName *storage.ContactName
+	ContactName *model.ContactName
 }
 
 // UpdateThread marks a thread read, archives or restores it, or names its
@@ -87,7 +93,7 @@ func (s *Service) UpdateThread(ctx context.Context, accountID string, id int64, 
 		}
 		u.ContactName.Name = &name
 	}
-	ch := storage.ThreadChange{MarkRead: u.MarkRead != nil, Archived: u.Archived, ContactName: u.ContactName}
+	ch := model.ThreadChange{MarkRead: u.MarkRead != nil, Archived: u.Archived, ContactName: u.ContactName}
 	t, err := s.d.SMS.UpdateThread(ctx, accountID, id, ch, s.d.Now())
 	if err != nil {
 		return ThreadView{}, err
@@ -152,7 +158,7 @@ func (s *Service) Receive(ctx context.Context, in InboundMessage) error {
 		return nil
 	}
 	number, err := s.d.SMS.NumberByPhone(ctx, in.To)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		log.Warn("inbound sms to a number nobody owns ignored")
 		return nil
 	}
@@ -164,7 +170,7 @@ func (s *Service) Receive(ctx context.Context, in InboundMessage) error {
 	// The country of a sender that is no E.164 number (a short code, an
 	// alphanumeric id) is unknown: replies to it are refused at validation.
 	phone, _ := sms.ParsePhone(in.From)
-	m, stored, err := s.d.SMS.Receive(ctx, storage.Inbound{SID: in.SID, Number: number, From: in.From, Country: phone.Country,
+	m, stored, err := s.d.SMS.Receive(ctx, model.Inbound{SID: in.SID, Number: number, From: in.From, Country: phone.Country,
 		Body: body, Segments: seg.Segments, Encoding: string(seg.Encoding)}, s.d.Now())
 	if err != nil {
 		return err

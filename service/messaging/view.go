@@ -3,9 +3,9 @@ package messaging
 import (
 	"time"
 
+	"parley/model"
 	"parley/rules/billing"
 	"parley/rules/sms"
-	"parley/storage"
 )
 
 // BatchView is an SMS batch as GET /sms/jobs/{id} returns it, defined once:
@@ -43,7 +43,7 @@ type RecipientView struct {
 // NewBatchView shapes a batch and its messages (in recipient order). The
 // counts follow decisions.md: sent is sent or delivered, failed is failed
 // or undelivered; the totals add what was charged.
-func NewBatchView(b storage.SMSBatch, ms []storage.SMSMessage) BatchView {
+func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 	v := BatchView{ID: b.ID, Status: b.Status, TotalRecipients: b.TotalRecipients, CreatedAt: b.CreatedAt.UTC(),
 		StartedAt: utc(b.StartedAt), CompletedAt: utc(b.CompletedAt), Recipients: make([]RecipientView, len(ms))}
 	var price, cost billing.Micros
@@ -67,7 +67,7 @@ func NewBatchView(b storage.SMSBatch, ms []storage.SMSMessage) BatchView {
 
 // Charged is what a message cost the user and the platform: nothing while
 // it waits for the carrier or after a refusal (no carrier sid).
-func Charged(m storage.SMSMessage) (price, cost billing.Micros) {
+func Charged(m model.SMSMessage) (price, cost billing.Micros) {
 	if m.UpstreamSID == nil {
 		return 0, 0
 	}
@@ -95,7 +95,7 @@ type ThreadView struct {
 }
 
 // NewThreadView shapes a thread.
-func NewThreadView(t storage.SMSThread) ThreadView {
+func NewThreadView(t model.SMSThread) ThreadView {
 	return ThreadView{ID: t.ID, OwnedNumberID: t.OwnedNumberID, OwnedNumber: t.OwnedNumber, RemotePhone: t.RemotePhone,
 		RemoteContactName: t.RemoteContactName, LastMessageAt: t.LastMessageAt.UTC(), UnreadCount: t.UnreadCount,
 		ArchivedAt: utc(t.ArchivedAt)}
@@ -125,10 +125,52 @@ type MessageView struct {
 // NewMessageView shapes a message; its price is what it was charged (0 for
 // an inbound message, which is stored at no price, or one the carrier has
 // not accepted).
-func NewMessageView(m storage.SMSMessage) MessageView {
+func NewMessageView(m model.SMSMessage) MessageView {
 	price, _ := Charged(m)
 	return MessageView{ID: m.ID, ThreadID: m.ThreadID, Direction: m.Direction, From: m.FromPhone, To: m.ToPhone,
 		Body: m.Body, Segments: m.Segments, Encoding: m.Encoding, Status: m.Status, UpstreamMessageID: m.UpstreamSID,
 		ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage, PriceUSD: price.USD(), SentAt: utc(m.SentAt),
 		DeliveredAt: utc(m.DeliveredAt), CreatedAt: m.CreatedAt.UTC()}
+}
+
+// SentView is a message as the answer to a single send shows it.
+type SentView struct {
+	MessageID         int64   `json:"messageId"`
+	ThreadID          int64   `json:"threadId"`
+	To                string  `json:"to"`
+	Country           string  `json:"country"`
+	Status            string  `json:"status"`
+	Segments          int     `json:"segments"`
+	Encoding          string  `json:"encoding"`
+	CostUSD           float64 `json:"costUsd"`
+	PriceUSD          float64 `json:"priceUsd"`
+	UpstreamMessageID *string `json:"upstreamMessageId"`
+	ErrorCode         *string `json:"errorCode"`
+	ErrorMessage      *string `json:"errorMessage"`
+}
+
+// NewSentView shapes a single send's message; a price is only shown once
+// it is charged (the carrier accepted the message).
+func NewSentView(m model.SMSMessage) SentView {
+	v := SentView{MessageID: m.ID, ThreadID: m.ThreadID, To: m.ToPhone, Country: m.Country, Status: m.Status,
+		Segments: m.Segments, Encoding: m.Encoding, UpstreamMessageID: m.UpstreamSID,
+		ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage}
+	p, c := Charged(m)
+	v.PriceUSD, v.CostUSD = p.USD(), c.USD()
+	return v
+}
+
+// BatchAccepted is an admitted batch as the 202 answer shows it.
+type BatchAccepted struct {
+	JobID             int64          `json:"jobId"`
+	RecipientCount    int            `json:"recipientCount"`
+	EstimatedCostUSD  float64        `json:"estimatedCostUsd"`
+	EstimatedPriceUSD float64        `json:"estimatedPriceUsd"`
+	PerCountry        map[string]int `json:"perCountry"`
+}
+
+// NewBatchAccepted shapes an admitted batch.
+func NewBatchAccepted(q Queued) BatchAccepted {
+	return BatchAccepted{JobID: q.BatchID, RecipientCount: q.Recipients,
+		EstimatedCostUSD: q.EstimatedCost.USD(), EstimatedPriceUSD: q.EstimatedPrice.USD(), PerCountry: q.PerCountry}
 }

@@ -12,14 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/provider/mail"
 	"parley/provider/twilio"
 	"parley/provider/webpush"
 	"parley/rules/jobspec"
-	"parley/storage"
 )
 
 // Channels of the outbox.
@@ -48,15 +46,41 @@ type Texter interface {
 // Notifier delivers the outbox's notifications. A nil Mail, Push or SMS
 // means that channel is not configured: its notifications are skipped.
 type Notifier struct {
-	DB      bun.IDB
-	Catalog *i18n.Catalog
-	Mail    Mailer
-	Push    Pusher
-	SMS     Texter
+	Outbox        Outbox
+	Jobs          JobReader
+	Accounts      AccountReader
+	Subscriptions SubscriptionList
+	Catalog       *i18n.Catalog
+	Mail          Mailer
+	Push          Pusher
+	SMS           Texter
 	// SMSFrom is the sender number of notification texts.
 	SMSFrom string
 	// BaseURL is the API's public origin, for the job's link.
 	BaseURL string
+}
+
+// Outbox is the notifications a finished job queued.
+type Outbox interface {
+	Get(ctx context.Context, jobID int64, channel, event string) (model.Notification, error)
+	Close(ctx context.Context, id int64, status, reason string) error
+}
+
+// JobReader reads a job whatever its owner.
+type JobReader interface {
+	Get(ctx context.Context, id int64) (model.Job, error)
+}
+
+// AccountReader reads an account.
+type AccountReader interface {
+	Get(ctx context.Context, id string) (model.Account, error)
+}
+
+// SubscriptionList lists an account's push subscriptions and drops the
+// ones the push service says are gone.
+type SubscriptionList interface {
+	List(ctx context.Context, accountID string) ([]model.PushSubscription, error)
+	Delete(ctx context.Context, accountID string, id int64) error
 }
 
 // Attempt says where a delivery stands in its retries.
@@ -74,40 +98,40 @@ type outcome struct {
 	err            error
 }
 
-func sent() outcome { return outcome{status: storage.NotificationSent} }
+func sent() outcome { return outcome{status: model.NotificationSent} }
 func skipped(reason string) outcome {
-	return outcome{status: storage.NotificationSkipped, reason: reason}
+	return outcome{status: model.NotificationSkipped, reason: reason}
 }
 func failed(err error) outcome {
-	return outcome{status: storage.NotificationFailed, reason: err.Error()}
+	return outcome{status: model.NotificationFailed, reason: err.Error()}
 }
 func temporary(err error) outcome { return outcome{err: err} }
 func sentWith(reason string) outcome {
-	return outcome{status: storage.NotificationSent, reason: reason}
+	return outcome{status: model.NotificationSent, reason: reason}
 }
 func failedBecause(reason string) outcome {
-	return outcome{status: storage.NotificationFailed, reason: reason}
+	return outcome{status: model.NotificationFailed, reason: reason}
 }
 
 // Deliver sends the job's notification of event on channel, unless the job
 // did not ask for it or it already ended. A temporary failure is returned
 // for a retry, except on the last attempt, which records it as failed.
 func (n *Notifier) Deliver(ctx context.Context, channel string, jobID int64, event string, at Attempt) error {
-	note, err := storage.Notifications{DB: n.DB}.Get(ctx, jobID, channel, event)
-	if errors.Is(err, storage.ErrNotFound) {
+	note, err := n.Outbox.Get(ctx, jobID, channel, event)
+	if errors.Is(err, model.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if note.Status != storage.NotificationQueued {
+	if note.Status != model.NotificationQueued {
 		return nil
 	}
-	job, err := storage.Jobs{DB: n.DB}.Get(ctx, jobID)
+	job, err := n.Jobs.Get(ctx, jobID)
 	if err != nil {
 		return err
 	}
-	account, err := storage.Accounts{DB: n.DB}.Get(ctx, job.AccountID)
+	account, err := n.Accounts.Get(ctx, job.AccountID)
 	if err != nil {
 		return err
 	}
@@ -128,7 +152,7 @@ func (n *Notifier) Deliver(ctx context.Context, channel string, jobID int64, eve
 		}
 		out = failed(out.err)
 	}
-	return storage.Notifications{DB: n.DB}.Close(ctx, note.ID, out.status, out.reason)
+	return n.Outbox.Close(ctx, note.ID, out.status, out.reason)
 }
 
 // notice is the job's notice in the owner's language.
@@ -137,14 +161,13 @@ type notice struct {
 	headline                  string
 }
 
-func (n *Notifier) render(job storage.Job, account storage.Account) (notice, error) {
+func (n *Notifier) render(job model.Job, account model.Account) (notice, error) {
 	resource := "transcribe"
-	kind := mail.KindTranscription
 	if job.Kind == jobspec.Subtitles {
-		resource, kind = "subtitles", mail.KindSubtitles
+		resource = "subtitles"
 	}
 	jn := mail.JobNotice{
-		Kind: kind, JobID: job.ID, FileName: job.FileName, Outcome: mail.OutcomeDone,
+		Kind: job.Kind, JobID: job.ID, FileName: job.FileName, Outcome: mail.OutcomeDone,
 		Link: fmt.Sprintf("%s/api/v1/%s/%d", n.BaseURL, resource, job.ID),
 	}
 	if job.Status == jobspec.Failed {
@@ -161,7 +184,7 @@ func (n *Notifier) render(job storage.Job, account storage.Account) (notice, err
 	return notice{subject: subject, text: text, html: html, link: jn.Link, headline: headline}, nil
 }
 
-func (n *Notifier) email(ctx context.Context, job storage.Job, account storage.Account) outcome {
+func (n *Notifier) email(ctx context.Context, job model.Job, account model.Account) outcome {
 	if n.Mail == nil {
 		return skipped("e-mail is not configured (PARLEY_SMTP_URL)")
 	}
@@ -185,7 +208,7 @@ func (n *Notifier) email(ctx context.Context, job storage.Job, account storage.A
 // sms texts the verified account phone. A retry first asks the carrier
 // whether the earlier attempt's message exists, so an attempt cut off after
 // the carrier accepted it does not text the owner twice.
-func (n *Notifier) sms(ctx context.Context, job storage.Job, account storage.Account, note storage.Notification, at Attempt) outcome {
+func (n *Notifier) sms(ctx context.Context, job model.Job, account model.Account, note model.Notification, at Attempt) outcome {
 	if n.SMS == nil || n.SMSFrom == "" {
 		return skipped("SMS is not configured (PARLEY_TWILIO_*, PARLEY_NOTIFY_SMS_FROM)")
 	}
@@ -228,11 +251,11 @@ type pushMessage struct {
 
 // push sends to every subscription of the account; one that the push
 // service no longer knows is deleted. Sent when at least one browser got it.
-func (n *Notifier) push(ctx context.Context, job storage.Job, account storage.Account) outcome {
+func (n *Notifier) push(ctx context.Context, job model.Job, account model.Account) outcome {
 	if n.Push == nil {
 		return skipped("push is not configured (PARLEY_VAPID_*)")
 	}
-	subs, err := storage.PushSubscriptions{DB: n.DB}.List(ctx, account.ID)
+	subs, err := n.Subscriptions.List(ctx, account.ID)
 	if err != nil {
 		return temporary(err)
 	}
@@ -259,7 +282,7 @@ func (n *Notifier) push(ctx context.Context, job storage.Job, account storage.Ac
 			delivered++
 		case errors.Is(err, webpush.ErrGone):
 			gone++
-			if err := (storage.PushSubscriptions{DB: n.DB}).Delete(ctx, account.ID, s.ID); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			if err := n.Subscriptions.Delete(ctx, account.ID, s.ID); err != nil && !errors.Is(err, model.ErrNotFound) {
 				errs = append(errs, err)
 			}
 		default:

@@ -4,53 +4,68 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
+	"parley/model"
 	"parley/platform/netguard"
 	"parley/platform/problem"
 	"parley/provider/webpush"
-	"parley/storage"
 )
 
 // SubscriptionStore keeps the push subscriptions.
 type SubscriptionStore interface {
-	Save(ctx context.Context, s *storage.PushSubscription) error
+	Save(ctx context.Context, s *model.PushSubscription) error
 	Delete(ctx context.Context, accountID string, id int64) error
+}
+
+// EndpointChecker refuses endpoints the platform must not post to
+// (netguard.Guard).
+type EndpointChecker interface {
+	CheckEndpoint(ctx context.Context, rawURL string) error
 }
 
 // Subscriptions is the service behind /notifications/push-subscriptions.
 type Subscriptions struct {
 	store SubscriptionStore
-	guard netguard.Guard
+	guard EndpointChecker
 }
 
 // NewSubscriptions returns the service; guard checks every push endpoint.
-func NewSubscriptions(store SubscriptionStore, guard netguard.Guard) *Subscriptions {
+func NewSubscriptions(store SubscriptionStore, guard EndpointChecker) *Subscriptions {
 	return &Subscriptions{store: store, guard: guard}
+}
+
+// Subscription is a stored push subscription as its owner sees it: never
+// its keys.
+type Subscription struct {
+	ID        int64     `json:"id"`
+	Endpoint  string    `json:"endpoint"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Subscribe stores a browser's PushSubscription for the account after
 // checking its keys and passing its endpoint through the URL guard: Parley
 // will post to it, so it gets the same scrutiny as a webhook URL.
-func (s *Subscriptions) Subscribe(ctx context.Context, accountID string, sub webpush.Subscription) (storage.PushSubscription, error) {
+func (s *Subscriptions) Subscribe(ctx context.Context, accountID string, sub webpush.Subscription) (Subscription, error) {
 	raw, err := json.Marshal(sub)
 	if err != nil {
-		return storage.PushSubscription{}, err
+		return Subscription{}, err
 	}
 	if _, err := webpush.ParseSubscription(raw); err != nil {
-		return storage.PushSubscription{}, problem.Invalid("subscription", err.Error())
+		return Subscription{}, problem.Invalid("subscription", err.Error())
 	}
 	if err := s.guard.CheckEndpoint(ctx, sub.Endpoint); err != nil {
 		if errors.Is(err, netguard.ErrNotAllowed) {
 			reason := map[string]any{"reason": netguard.ClientMessage(err)}
-			return storage.PushSubscription{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
+			return Subscription{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
 		}
-		return storage.PushSubscription{}, problem.Wrap(problem.ServiceUnavailable, err)
+		return Subscription{}, problem.Wrap(problem.ServiceUnavailable, err)
 	}
-	row := storage.PushSubscription{AccountID: accountID, Endpoint: sub.Endpoint, P256dh: sub.Keys.P256dh, Auth: sub.Keys.Auth}
+	row := model.PushSubscription{AccountID: accountID, Endpoint: sub.Endpoint, P256dh: sub.Keys.P256dh, Auth: sub.Keys.Auth}
 	if err := s.store.Save(ctx, &row); err != nil {
-		return storage.PushSubscription{}, err
+		return Subscription{}, err
 	}
-	return row, nil
+	return Subscription{ID: row.ID, Endpoint: row.Endpoint, CreatedAt: row.CreatedAt.UTC()}, nil
 }
 
 // Unsubscribe deletes one of the account's subscriptions.

@@ -3,17 +3,12 @@ package voice
 import (
 	"time"
 
+	"parley/model"
 	"parley/provider/elevenlabs"
 	"parley/rules/billing"
-	"parley/storage"
 )
 
 const (
-	// PriceItem is the price-list item calls are billed at, per minute.
-	PriceItem = "voice_minute"
-	// LedgerKind is the job kind of a call's ledger entry: its key is
-	// (conversation, voice_minute), one charge per call.
-	LedgerKind = "conversation"
 	// ListOverlap is how far before an agent's mark a sync lists again:
 	// whether the provider's call_start_after_unix is inclusive is not
 	// documented, and a call may be listed a little after a later one
@@ -50,10 +45,10 @@ func Ended(status string) bool {
 // (decisions.md, "Voice conversations"). agentName is the provider's name
 // for the agent, else the operator's. A call that has ended is priced at
 // perMinute per second of duration; the row keeps its first price.
-func Record(d elevenlabs.Detail, accountID, agentName string, perMinute billing.Micros) storage.Conversation {
+func Record(d elevenlabs.Detail, accountID, agentName string, perMinute billing.Micros) model.Conversation {
 	d.AgentName = agentName
 	c := d.Conversation()
-	row := storage.Conversation{
+	row := model.Conversation{
 		AccountID: accountID, ProviderID: c.ProviderID, AgentID: c.AgentID, AgentName: c.AgentName,
 		ProviderStatus: d.Status, Direction: c.Direction, FromNumber: c.FromNumber, ToNumber: c.ToNumber,
 		DurationSeconds: c.DurationSeconds, StartedAt: c.StartedAt, EndedAt: c.EndedAt, MainLanguage: c.MainLanguage,

@@ -3,9 +3,9 @@ package voice
 import (
 	"time"
 
+	"parley/model"
 	"parley/provider/elevenlabs"
 	"parley/rules/billing"
-	"parley/storage"
 )
 
 // ServiceName is the service field of every conversation.
@@ -43,7 +43,7 @@ type Detail struct {
 }
 
 // ViewOf is the public shape of a stored conversation.
-func ViewOf(c storage.Conversation) View {
+func ViewOf(c model.Conversation) View {
 	v := View{
 		ID: c.ID, Service: ServiceName, Direction: c.Direction, AgentName: c.AgentName,
 		ToNumber: c.ToNumber, FromNumber: c.FromNumber, DurationSeconds: c.DurationSeconds,
@@ -68,7 +68,7 @@ func ViewOf(c storage.Conversation) View {
 
 // DetailOf is the public shape of a stored conversation with its
 // transcript (an empty one as []).
-func DetailOf(c storage.Conversation) Detail {
+func DetailOf(c model.Conversation) Detail {
 	d := Detail{View: ViewOf(c), Transcript: c.Transcript}
 	if d.Transcript == nil {
 		d.Transcript = []elevenlabs.Turn{}

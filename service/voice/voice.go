@@ -11,9 +11,9 @@ import (
 	"fmt"
 	"time"
 
+	"parley/model"
 	"parley/platform/problem"
 	"parley/provider/elevenlabs"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -27,8 +27,8 @@ type Pinger interface {
 
 // Deps are the service's collaborators.
 type Deps struct {
-	Conversations storage.Conversations
-	Agents        storage.VoiceAgents
+	Conversations ConversationStore
+	Agents        AgentStore
 	// Provider is nil when no provider is configured: every read then
 	// answers VOICE_API_NOT_CONFIGURED.
 	Provider      Pinger
@@ -93,7 +93,7 @@ func (s *Service) Get(ctx context.Context, accountID string, id int64) (Detail, 
 		return Detail{}, err
 	}
 	c, err := s.d.Conversations.GetOwned(ctx, accountID, id)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		return Detail{}, problem.New(problem.ConversationNotFound, nil)
 	}
 	if err != nil {
@@ -147,7 +147,7 @@ func (s *Service) PostCall(ctx context.Context, signature string, body []byte) (
 		return PostCallResult{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	agent, err := s.d.Agents.Get(ctx, d.AgentID)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		return PostCallResult{Ignored: "unmapped agent " + d.AgentID}, nil
 	}
 	if err != nil {

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"parley/model"
 	"parley/platform/netguard"
 	"parley/platform/problem"
 	"parley/provider/stdwebhook"
 	"parley/rules/webhookevent"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -29,26 +29,32 @@ const deliveriesShown = 100
 
 // Repository is the storage the service needs.
 type Repository interface {
-	InsertEndpoint(ctx context.Context, e *storage.WebhookEndpoint) error
-	Endpoints(ctx context.Context, accountID string) ([]storage.WebhookEndpoint, error)
-	Endpoint(ctx context.Context, accountID string, id int64) (storage.WebhookEndpoint, error)
+	InsertEndpoint(ctx context.Context, e *model.WebhookEndpoint) error
+	Endpoints(ctx context.Context, accountID string) ([]model.WebhookEndpoint, error)
+	Endpoint(ctx context.Context, accountID string, id int64) (model.WebhookEndpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID string, id int64) error
-	Deliveries(ctx context.Context, endpointID int64, limit int) ([]storage.WebhookDelivery, error)
-	OwnedDelivery(ctx context.Context, accountID string, id int64) (storage.WebhookDelivery, error)
+	Deliveries(ctx context.Context, endpointID int64, limit int) ([]model.WebhookDelivery, error)
+	OwnedDelivery(ctx context.Context, accountID string, id int64) (model.WebhookDelivery, error)
 	SetDeliveryStatus(ctx context.Context, id int64, status string) error
+}
+
+// EndpointChecker refuses endpoints the platform must not post to
+// (netguard.Guard).
+type EndpointChecker interface {
+	CheckEndpoint(ctx context.Context, rawURL string) error
 }
 
 // Service registers endpoints and replays deliveries.
 type Service struct {
 	repo     Repository
-	guard    netguard.Guard
+	guard    EndpointChecker
 	temporal workflows.Starter
 	retries  []time.Duration
 }
 
 // New returns the service. retries are the waits between a replayed
 // delivery's attempts, the same as a first delivery's.
-func New(repo Repository, guard netguard.Guard, temporal workflows.Starter, retries []time.Duration) *Service {
+func New(repo Repository, guard EndpointChecker, temporal workflows.Starter, retries []time.Duration) *Service {
 	return &Service{repo: repo, guard: guard, temporal: temporal, retries: retries}
 }
 
@@ -61,48 +67,56 @@ type Registration struct {
 // Register checks the URL against the URL guard and the event types against
 // the list, and stores the endpoint with a fresh signing secret (returned
 // only here).
-func (s *Service) Register(ctx context.Context, accountID string, r Registration) (storage.WebhookEndpoint, error) {
+func (s *Service) Register(ctx context.Context, accountID string, r Registration) (CreatedEndpoint, error) {
 	raw := strings.TrimSpace(r.URL)
 	switch {
 	case raw == "":
-		return storage.WebhookEndpoint{}, problem.Invalid("url", "is required")
+		return CreatedEndpoint{}, problem.Invalid("url", "is required")
 	case len(raw) > maxURLLength:
-		return storage.WebhookEndpoint{}, problem.Invalid("url", fmt.Sprintf("is longer than %d characters", maxURLLength))
+		return CreatedEndpoint{}, problem.Invalid("url", fmt.Sprintf("is longer than %d characters", maxURLLength))
 	}
 	if u, err := url.Parse(raw); err != nil || u.Fragment != "" {
-		return storage.WebhookEndpoint{}, problem.Invalid("url", "must be an absolute URL without a fragment")
+		return CreatedEndpoint{}, problem.Invalid("url", "must be an absolute URL without a fragment")
 	}
 	types := []string{}
 	for _, t := range r.Events {
 		if !webhookevent.Known(t) {
-			return storage.WebhookEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is not an event type; known: %s", t, strings.Join(webhookevent.Types(), ", ")))
+			return CreatedEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is not an event type; known: %s", t, strings.Join(webhookevent.Types(), ", ")))
 		}
 		if slices.Contains(types, t) {
-			return storage.WebhookEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is listed twice", t))
+			return CreatedEndpoint{}, problem.Invalid("events", fmt.Sprintf("%q is listed twice", t))
 		}
 		types = append(types, t)
 	}
 	if err := s.guard.CheckEndpoint(ctx, raw); err != nil {
 		if errors.Is(err, netguard.ErrNotAllowed) {
 			reason := map[string]any{"reason": netguard.ClientMessage(err)}
-			return storage.WebhookEndpoint{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
+			return CreatedEndpoint{}, &problem.Error{Code: problem.URLNotAllowed, Params: reason, Details: reason, Cause: err}
 		}
-		return storage.WebhookEndpoint{}, problem.Wrap(problem.ServiceUnavailable, err)
+		return CreatedEndpoint{}, problem.Wrap(problem.ServiceUnavailable, err)
 	}
 	secret, err := stdwebhook.NewSecret()
 	if err != nil {
-		return storage.WebhookEndpoint{}, err
+		return CreatedEndpoint{}, err
 	}
-	e := storage.WebhookEndpoint{AccountID: accountID, URL: raw, Events: types, Secret: secret}
+	e := model.WebhookEndpoint{AccountID: accountID, URL: raw, Events: types, Secret: secret}
 	if err := s.repo.InsertEndpoint(ctx, &e); err != nil {
-		return storage.WebhookEndpoint{}, err
+		return CreatedEndpoint{}, err
 	}
-	return e, nil
+	return NewCreatedEndpoint(e), nil
 }
 
 // List returns the account's endpoints.
-func (s *Service) List(ctx context.Context, accountID string) ([]storage.WebhookEndpoint, error) {
-	return s.repo.Endpoints(ctx, accountID)
+func (s *Service) List(ctx context.Context, accountID string) ([]Endpoint, error) {
+	list, err := s.repo.Endpoints(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Endpoint, 0, len(list))
+	for _, e := range list {
+		out = append(out, NewEndpoint(e))
+	}
+	return out, nil
 }
 
 // Delete retires one of the account's endpoints; deliveries in progress stop
@@ -113,17 +127,33 @@ func (s *Service) Delete(ctx context.Context, accountID string, id int64) error 
 
 // Deliveries lists the latest deliveries to one of the account's endpoints,
 // each with its attempts.
-func (s *Service) Deliveries(ctx context.Context, accountID string, endpointID int64) ([]storage.WebhookDelivery, error) {
+func (s *Service) Deliveries(ctx context.Context, accountID string, endpointID int64) ([]Delivery, error) {
 	if _, err := s.repo.Endpoint(ctx, accountID, endpointID); err != nil {
 		return nil, err
 	}
-	return s.repo.Deliveries(ctx, endpointID, deliveriesShown)
+	list, err := s.repo.Deliveries(ctx, endpointID, deliveriesShown)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Delivery, 0, len(list))
+	for _, d := range list {
+		out = append(out, NewDelivery(d))
+	}
+	return out, nil
 }
 
 // Replay sends one of the account's deliveries again: same event, same
 // webhook-id, a fresh schedule of attempts. A delivery still being attempted
 // is a CONFLICT; one to a deleted endpoint is NOT_FOUND.
-func (s *Service) Replay(ctx context.Context, accountID string, id int64) (storage.WebhookDelivery, error) {
+func (s *Service) Replay(ctx context.Context, accountID string, id int64) (Replayed, error) {
+	d, err := s.replay(ctx, accountID, id)
+	if err != nil {
+		return Replayed{}, err
+	}
+	return Replayed{EventID: webhookevent.PublicID(d.EventID), ID: d.ID, Status: d.Status}, nil
+}
+
+func (s *Service) replay(ctx context.Context, accountID string, id int64) (model.WebhookDelivery, error) {
 	d, err := s.repo.OwnedDelivery(ctx, accountID, id)
 	if err != nil {
 		return d, err
@@ -136,7 +166,7 @@ func (s *Service) Replay(ctx context.Context, accountID string, id int64) (stora
 	// Pending first: the new run's first attempt may finish before this
 	// call returns, and its outcome must not be overwritten. A run still in
 	// progress refuses the start, and its delivery is pending already.
-	if err := s.repo.SetDeliveryStatus(ctx, d.ID, storage.DeliveryPending); err != nil {
+	if err := s.repo.SetDeliveryStatus(ctx, d.ID, model.DeliveryPending); err != nil {
 		return d, err
 	}
 	err = workflows.StartWebhookDelivery(ctx, s.temporal, accountID, summary, in, true)
@@ -150,6 +180,6 @@ func (s *Service) Replay(ctx context.Context, accountID string, id int64) (stora
 		}
 		return d, problem.Wrap(problem.ServiceUnavailable, err)
 	}
-	d.Status = storage.DeliveryPending
+	d.Status = model.DeliveryPending
 	return d, nil
 }

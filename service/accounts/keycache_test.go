@@ -1,6 +1,4 @@
-//go:build integration
-
-package storage_test
+package accounts
 
 import (
 	"context"
@@ -8,41 +6,26 @@ import (
 	"testing"
 	"time"
 
-	"parley/devstack/testenv"
-	"parley/storage"
+	"parley/model"
 )
 
 // A cached key is read again once its TTL has passed, or at once when
 // forgotten; a prefix that is not found is never cached.
 func TestKeyCache(t *testing.T) {
-	db := testenv.DB(t)
 	ctx := context.Background()
-	_, issued := testenv.Account(t, db, testenv.AccountOpts{})
+	store := &fakeKeys{}
+	issued, _ := store.Issue(ctx, model.KeySpec{AccountID: "acc_1", Name: "k"})
 	now := time.Now()
-	cache := storage.NewKeyCache(storage.Keys{DB: db}, 5*time.Second, func() time.Time { return now })
+	cache := newKeyCache(store, 5*time.Second, func() time.Time { return now })
 	usable := func() bool {
 		t.Helper()
 		k, err := cache.ByPrefix(ctx, issued.Prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.ID != issued.ID || k.Account == nil || k.Account.ID != issued.AccountID {
-			t.Fatalf("read key %d of %v, want key %d of %s", k.ID, k.Account, issued.ID, issued.AccountID)
-		}
 		return k.Usable(now)
 	}
-	revoke := func() {
-		t.Helper()
-		if _, err := (storage.Keys{DB: db}).Revoke(ctx, issued.ID, "", now); err != nil {
-			t.Fatal(err)
-		}
-	}
-	unrevoke := func() {
-		t.Helper()
-		if _, err := db.NewUpdate().Model((*storage.APIKey)(nil)).Set("revoked_at = NULL").Where("id = ?", issued.ID).Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	revoke := func() { store.set(issued.ID, func(k *model.APIKey) { k.RevokedAt = &now }) }
 
 	if !usable() {
 		t.Fatal("a fresh key is not usable")
@@ -57,7 +40,7 @@ func TestKeyCache(t *testing.T) {
 		t.Fatal("a key revoked elsewhere is still usable after the TTL")
 	}
 
-	unrevoke()
+	store.set(issued.ID, func(k *model.APIKey) { k.RevokedAt = nil })
 	now = now.Add(5 * time.Second)
 	if !usable() {
 		t.Fatal("the key was not read again")
@@ -68,11 +51,16 @@ func TestKeyCache(t *testing.T) {
 		t.Fatal("a forgotten key was answered from memory")
 	}
 
-	if _, err := db.NewDelete().Model((*storage.APIKey)(nil)).Where("id = ?", issued.ID).Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store.remove(issued.ID)
 	now = now.Add(5 * time.Second)
-	if _, err := cache.ByPrefix(ctx, issued.Prefix); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := cache.ByPrefix(ctx, issued.Prefix); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("a deleted key: %v, want ErrNotFound", err)
+	}
+	reads := store.reads
+	for range 3 {
+		_, _ = cache.ByPrefix(ctx, issued.Prefix)
+	}
+	if store.reads != reads+3 {
+		t.Fatalf("an unknown prefix was answered from memory: %d reads, want %d", store.reads, reads+3)
 	}
 }

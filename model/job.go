@@ -1,0 +1,57 @@
+package model
+
+import (
+	"encoding/json"
+	"time"
+
+	"parley/rules/jobspec"
+	"parley/rules/transcript"
+)
+
+// Job is a transcription or subtitle job.
+type Job struct {
+	ID                int64             `bun:"id,pk,autoincrement"`
+	AccountID         string            `bun:"account_id"`
+	Kind              string            `bun:"kind"`
+	Status            string            `bun:"status"`
+	InputKind         string            `bun:"input_kind"`
+	FileName          string            `bun:"file_name"`
+	SourceURL         *string           `bun:"source_url"`
+	Source            string            `bun:"source"`
+	MediaKey          *string           `bun:"media_key"`
+	MediaDigest       *string           `bun:"media_digest"`
+	LanguageRequested string            `bun:"language_requested"`
+	LanguageDetected  *string           `bun:"language_detected"`
+	DurationSec       *float64          `bun:"duration_sec"`
+	Width             *int              `bun:"width"`
+	Height            *int              `bun:"height"`
+	TranscriptText    string            `bun:"transcript_text"`
+	Words             []transcript.Word `bun:"words,type:jsonb"`
+	jobspec.Costs
+	UseVoiceCleanup    bool            `bun:"use_voice_cleanup"`
+	Style              json.RawMessage `bun:"style,type:jsonb"`
+	StyleNote          *string         `bun:"style_note"`
+	OutputKey          *string         `bun:"output_key"`
+	BurnRuns           int             `bun:"burn_runs"`
+	ReburnErrorCode    *string         `bun:"reburn_error_code"`
+	ReburnErrorMessage *string         `bun:"reburn_error_message"`
+	EmailAfter         bool            `bun:"email_after"`
+	SMSAfter           bool            `bun:"sms_after"`
+	IdempotencyKey     *string         `bun:"idempotency_key"`
+	RequestHash        *string         `bun:"request_hash"`
+	ErrorCode          *string         `bun:"error_code"`
+	ErrorMessage       *string         `bun:"error_message"`
+	CreatedAt          time.Time       `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	StartedAt          *time.Time      `bun:"started_at"`
+	CompletedAt        *time.Time      `bun:"completed_at"`
+	DeletedAt          *time.Time      `bun:"deleted_at"`
+}
+
+// SubtitleVersion is one saved SRT of a subtitle job.
+type SubtitleVersion struct {
+	JobID     int64     `bun:"job_id,pk"`
+	Version   int       `bun:"version,pk"`
+	SRT       string    `bun:"srt"`
+	Source    string    `bun:"source"`
+	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}

@@ -1,0 +1,8 @@
+package model
+
+// ObjectInfo describes a stored object.
+type ObjectInfo struct {
+	Size        int64
+	ContentType string
+	ETag        string
+}

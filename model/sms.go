@@ -1,0 +1,136 @@
+package model
+
+import (
+	"time"
+
+	"parley/rules/billing"
+)
+
+// Batch statuses.
+const (
+	BatchQueued     = "queued"
+	BatchProcessing = "processing"
+	BatchCompleted  = "completed"
+	BatchPartial    = "partial"
+	BatchFailed     = "failed"
+)
+
+// OwnedNumber is a phone number an account sends from.
+type OwnedNumber struct {
+	ID        int64     `bun:"id,pk,autoincrement"`
+	AccountID string    `bun:"account_id"`
+	Phone     string    `bun:"phone"`
+	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// SMSThread is the conversation of one owned number with one remote number.
+type SMSThread struct {
+	ID                int64      `bun:"id,pk,autoincrement"`
+	AccountID         string     `bun:"account_id"`
+	OwnedNumberID     int64      `bun:"owned_number_id"`
+	RemotePhone       string     `bun:"remote_phone"`
+	RemoteContactName *string    `bun:"remote_contact_name"`
+	LastMessageAt     time.Time  `bun:"last_message_at"`
+	UnreadCount       int        `bun:"unread_count"`
+	ArchivedAt        *time.Time `bun:"archived_at"`
+	CreatedAt         time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+
+	// OwnedNumber is read with the thread.
+	OwnedNumber string `bun:"owned_number,scanonly"`
+}
+
+// SMSBatch is one POST /sms with more than one recipient.
+type SMSBatch struct {
+	ID              int64      `bun:"id,pk,autoincrement"`
+	AccountID       string     `bun:"account_id"`
+	Status          string     `bun:"status"`
+	TotalRecipients int        `bun:"total_recipients"`
+	CreatedAt       time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	StartedAt       *time.Time `bun:"started_at"`
+	CompletedAt     *time.Time `bun:"completed_at"`
+}
+
+// SMSMessage is one message, outbound (a recipient of a send) or inbound.
+type SMSMessage struct {
+	ID              int64          `bun:"id,pk,autoincrement"`
+	AccountID       string         `bun:"account_id"`
+	ThreadID        int64          `bun:"thread_id"`
+	BatchID         *int64         `bun:"batch_id"`
+	Direction       string         `bun:"direction"`
+	FromPhone       string         `bun:"from_phone"`
+	ToPhone         string         `bun:"to_phone"`
+	Country         string         `bun:"country"`
+	Body            string         `bun:"body"`
+	Segments        int            `bun:"segments"`
+	Encoding        string         `bun:"encoding"`
+	Status          string         `bun:"status"`
+	UpstreamSID     *string        `bun:"upstream_sid"`
+	ErrorCode       *string        `bun:"error_code"`
+	ErrorMessage    *string        `bun:"error_message"`
+	PriceMicros     billing.Micros `bun:"price_micros"`
+	CostMicros      billing.Micros `bun:"cost_micros"`
+	SendAttemptedAt *time.Time     `bun:"send_attempted_at"`
+	SentAt          *time.Time     `bun:"sent_at"`
+	DeliveredAt     *time.Time     `bun:"delivered_at"`
+	ReadAt          *time.Time     `bun:"read_at"`
+	CreatedAt       time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// SMSSend is a validated send about to be admitted: one message per
+// recipient, priced, with From the sender.
+type SMSSend struct {
+	AccountID string
+	From      OwnedNumber
+	// Batch makes the messages one batch (more than one recipient).
+	Batch    bool
+	Messages []SMSMessage
+}
+
+// SMSUsage is what an admission sees of the account under its lock.
+type SMSUsage struct {
+	Account Account
+	// SentToday counts the account's outbound messages of the UTC day, by
+	// destination country.
+	SentToday map[string]int
+	// Available is the balance less every reservation (running jobs and
+	// messages the carrier has not yet accepted).
+	Available billing.Micros
+}
+
+// SMSSent counts an account's outbound messages the carrier accepted (the
+// ones charged) and their segments.
+type SMSSent struct {
+	Messages int `bun:"messages"`
+	Segments int `bun:"segments"`
+}
+
+// ThreadFilter picks a page of an account's threads.
+type ThreadFilter struct {
+	Limit, Offset int
+	// OwnedNumberID, when not zero, keeps one number's threads.
+	OwnedNumberID int64
+	// Archived lists the archived threads instead of the others.
+	Archived bool
+}
+
+// ThreadChange is what PATCH /sms/threads/{id} asks for; nil fields stay.
+type ThreadChange struct {
+	MarkRead bool
+	Archived *bool
+	// ContactName, when not nil, sets the remote contact's name.
+	ContactName *ContactName
+}
+
+// ContactName is a new remote contact name; Name nil clears it.
+type ContactName struct{ Name *string }
+
+// Inbound is a message the carrier delivered to one of the owned numbers.
+type Inbound struct {
+	SID      string
+	Number   OwnedNumber
+	From     string
+	Country  string
+	Body     string
+	Segments int
+	Encoding string
+}

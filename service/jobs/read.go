@@ -1,0 +1,256 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"parley/model"
+	"parley/platform/problem"
+	"parley/rules/jobspec"
+	"parley/rules/medialink"
+	"parley/rules/subtitles"
+)
+
+// ListLimit is the most jobs a list returns.
+const ListLimit = 50
+
+// Page picks the jobs a list shows: the newest Limit of them (ListLimit
+// when zero or above it).
+type Page struct {
+	Limit int
+}
+
+func (p Page) limit() int {
+	if p.Limit <= 0 || p.Limit > ListLimit {
+		return ListLimit
+	}
+	return p.Limit
+}
+
+// ListTranscriptions lists an account's transcriptions, newest first,
+// without their words.
+func (s *Service) ListTranscriptions(ctx context.Context, accountID string, page Page) ([]Transcription, error) {
+	rows, err := s.d.Jobs.List(ctx, accountID, jobspec.Transcription, page.limit())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Transcription, 0, len(rows))
+	for _, j := range rows {
+		out = append(out, NewTranscription(j, false))
+	}
+	return out, nil
+}
+
+// ListSubtitles lists an account's subtitle jobs, newest first, each with a
+// fresh link to its video.
+func (s *Service) ListSubtitles(ctx context.Context, accountID string, page Page) ([]Subtitles, error) {
+	rows, err := s.d.Jobs.List(ctx, accountID, jobspec.Subtitles, page.limit())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Subtitles, 0, len(rows))
+	for _, j := range rows {
+		out = append(out, s.subtitlesView(j))
+	}
+	return out, nil
+}
+
+// GetTranscription is one of an account's transcriptions, with its words
+// once done; model.ErrNotFound when it has none by that id.
+func (s *Service) GetTranscription(ctx context.Context, accountID string, id int64) (Transcription, error) {
+	j, err := s.d.Jobs.GetOwned(ctx, accountID, jobspec.Transcription, id)
+	if err != nil {
+		return Transcription{}, err
+	}
+	return NewTranscription(j, true), nil
+}
+
+// GetSubtitles is one of an account's subtitle jobs.
+func (s *Service) GetSubtitles(ctx context.Context, accountID string, id int64) (Subtitles, error) {
+	j, err := s.d.Jobs.GetOwned(ctx, accountID, jobspec.Subtitles, id)
+	if err != nil {
+		return Subtitles{}, err
+	}
+	return s.subtitlesView(j), nil
+}
+
+// subtitlesView shapes a subtitle job with a fresh signed link to its video.
+func (s *Service) subtitlesView(j model.Job) Subtitles {
+	return NewSubtitles(j, func(key string) string {
+		return s.d.BaseURL + "/api/v1/media/" + s.d.Links.Token(key, s.d.Now())
+	})
+}
+
+// Delete hides one of an account's jobs of a kind from every read; its
+// ledger movements stay.
+func (s *Service) Delete(ctx context.Context, accountID string, kind jobspec.Kind, id int64) error {
+	return s.d.Jobs.SoftDelete(ctx, accountID, kind, id)
+}
+
+// SRT is the captions of a subtitle job as last saved.
+type SRT struct {
+	Version int
+	Text    string
+}
+
+// SRT returns a completed subtitle job's latest captions.
+func (s *Service) SRT(ctx context.Context, accountID string, id int64) (SRT, error) {
+	j, err := s.d.Jobs.GetOwned(ctx, accountID, jobspec.Subtitles, id)
+	if err != nil {
+		return SRT{}, err
+	}
+	// Only a completed job's captions are served (a job being re-burned
+	// completed before): a failed job's transcript is not the client's.
+	if j.Status != jobspec.Done && (j.Status != jobspec.Burning || j.CompletedAt == nil) {
+		return SRT{}, problem.New(problem.JobNotDone, map[string]any{"status": j.Status})
+	}
+	v, err := s.d.Versions.Latest(ctx, j.ID)
+	if err != nil {
+		return SRT{}, err
+	}
+	return SRT{Version: v.Version, Text: v.SRT}, nil
+}
+
+// MaxSRTBytes bounds an edited SRT.
+const MaxSRTBytes = 2 << 20
+
+// SRTEdit is a saved edit of a job's captions: how many cues, the job and
+// the version the edit became.
+type SRTEdit struct {
+	Cues    int   `json:"cues"`
+	ID      int64 `json:"id"`
+	Version int   `json:"version"`
+}
+
+// EditSRT saves new captions for a done subtitle job, read from body once
+// the job is known to take them (at most MaxSRTBytes; a reader that fails,
+// as http.MaxBytesReader does past its limit, is a body too large). The
+// text is checked against the video's length and stored as the canonical
+// rendering of what was parsed, so that what is burned is exactly what
+// SRT returns. A later Reburn burns it.
+func (s *Service) EditSRT(ctx context.Context, accountID string, id int64, body io.Reader) (SRTEdit, error) {
+	j, err := s.d.Jobs.GetOwned(ctx, accountID, jobspec.Subtitles, id)
+	if err != nil {
+		return SRTEdit{}, err
+	}
+	if j.Status != jobspec.Done {
+		return SRTEdit{}, problem.New(problem.JobNotDone, map[string]any{"status": j.Status})
+	}
+	text, err := io.ReadAll(io.LimitReader(body, MaxSRTBytes+1))
+	if err != nil || len(text) > MaxSRTBytes {
+		return SRTEdit{}, problem.Invalid("body", "is larger than 2 MB")
+	}
+	cues, err := subtitles.ParseSRT(string(text), orZero(j.DurationSec))
+	var parseErr *subtitles.ParseError
+	if errors.As(err, &parseErr) {
+		return SRTEdit{}, &problem.Error{Code: problem.ValidationError,
+			Params:  map[string]any{"field": "srt", "reason": parseErr.Error()},
+			Details: map[string]any{"field": "srt", "reason": parseErr.Reason, "cue": parseErr.Cue, "line": parseErr.Line}}
+	}
+	if err != nil {
+		return SRTEdit{}, err
+	}
+	v, err := s.d.Versions.SaveEdit(ctx, j.ID, subtitles.FormatSRT(cues))
+	if err != nil {
+		return SRTEdit{}, err
+	}
+	return SRTEdit{ID: j.ID, Version: v.Version, Cues: len(cues)}, nil
+}
+
+// Running is an account's jobs in flight and its cap.
+type Running struct {
+	InFlight, Limit int
+	Jobs            []RunningJob
+}
+
+// ETag is a weak validator over the jobs' (id, status) pairs: a poller
+// sees 304 until a job starts, moves or ends.
+func (r Running) ETag() string {
+	h := sha256.New()
+	for _, j := range r.Jobs {
+		fmt.Fprintf(h, "%d:%s;", j.ID, j.Status)
+	}
+	return `W/"` + hex.EncodeToString(h.Sum(nil))[:32] + `"`
+}
+
+// RunningJob is a job in a non-final state as GET /jobs/running lists it.
+type RunningJob struct {
+	Kind             string     `json:"kind"`
+	ID               int64      `json:"id"`
+	Status           string     `json:"status"`
+	FileName         string     `json:"file_name"`
+	StartedAt        *time.Time `json:"started_at,omitempty"`
+	CreatedAt        time.Time  `json:"created_at"`
+	AudioDurationSec *float64   `json:"audio_duration_sec,omitempty"`
+	VideoDurationSec *float64   `json:"video_duration_sec,omitempty"`
+	Language         string     `json:"language"`
+	VoiceCleanupUsed *bool      `json:"voice_cleanup_used,omitempty"`
+	Source           string     `json:"source"`
+}
+
+// Running lists an account's jobs in non-final states, oldest first, with
+// how many it has in flight and its cap.
+func (s *Service) Running(ctx context.Context, accountID string) (Running, error) {
+	rows, err := s.d.Jobs.Running(ctx, accountID)
+	if err != nil {
+		return Running{}, err
+	}
+	inFlight, limit, err := s.d.Admissions.InFlight(ctx, accountID)
+	if err != nil {
+		return Running{}, err
+	}
+	r := Running{InFlight: inFlight, Limit: limit, Jobs: make([]RunningJob, 0, len(rows))}
+	for _, j := range rows {
+		r.Jobs = append(r.Jobs, NewRunningJob(j))
+	}
+	return r, nil
+}
+
+// NewRunningJob shapes a job in flight.
+func NewRunningJob(j model.Job) RunningJob {
+	r := RunningJob{
+		ID: j.ID, Status: j.Status, FileName: j.FileName, StartedAt: UTC(j.StartedAt),
+		CreatedAt: j.CreatedAt.UTC(), Language: j.LanguageRequested, Source: j.Source,
+	}
+	if j.LanguageDetected != nil {
+		r.Language = *j.LanguageDetected
+	}
+	if j.Kind == jobspec.Subtitles {
+		cleanup := j.UseVoiceCleanup
+		r.Kind, r.VideoDurationSec, r.VoiceCleanupUsed = subtitlesService, j.DurationSec, &cleanup
+	} else {
+		r.Kind, r.AudioDurationSec = transcriptionService, j.DurationSec
+	}
+	return r
+}
+
+// Media is an output video a signed link names.
+type Media struct {
+	Key  string
+	Size int64
+	ETag string
+}
+
+// Media checks a signed link (MEDIA_LINK_INVALID when forged or expired)
+// and describes the video it names.
+func (s *Service) Media(ctx context.Context, token string) (Media, error) {
+	key, err := s.d.Links.Verify(token, s.d.Now())
+	if errors.Is(err, medialink.ErrInvalid) {
+		return Media{}, problem.New(problem.MediaLinkInvalid, nil)
+	}
+	info, err := s.d.Objects.Stat(ctx, key)
+	if err != nil {
+		return Media{}, err
+	}
+	return Media{Key: key, Size: info.Size, ETag: info.ETag}, nil
+}
+
+// OpenMedia streams length bytes of a video from offset.
+func (s *Service) OpenMedia(ctx context.Context, m Media, offset, length int64) (io.ReadCloser, error) {
+	return s.d.Objects.Open(ctx, m.Key, offset, length)
+}

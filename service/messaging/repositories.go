@@ -1,0 +1,35 @@
+package messaging
+
+import (
+	"context"
+	"time"
+
+	"parley/model"
+)
+
+// AccountStore reads accounts.
+type AccountStore interface {
+	Get(ctx context.Context, id string) (model.Account, error)
+}
+
+// SMSStore reads and writes numbers, threads, batches and messages.
+type SMSStore interface {
+	NumberOwnedBy(ctx context.Context, accountID, phone string) (model.OwnedNumber, error)
+	NumberByPhone(ctx context.Context, phone string) (model.OwnedNumber, error)
+	Quotas(ctx context.Context, accountID string) (map[string]int, error)
+	Admit(ctx context.Context, send *model.SMSSend, now time.Time, check func(model.SMSUsage) error) (int64, error)
+	Message(ctx context.Context, id int64) (model.SMSMessage, error)
+	FailUnsent(ctx context.Context, batchID, messageID int64, code, message string) error
+	ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error)
+	BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error)
+	Threads(ctx context.Context, accountID string, f model.ThreadFilter) ([]model.SMSThread, error)
+	Thread(ctx context.Context, accountID string, id int64) (model.SMSThread, error)
+	ThreadMessages(ctx context.Context, threadID, before int64, limit int) ([]model.SMSMessage, error)
+	UpdateThread(ctx context.Context, accountID string, id int64, ch model.ThreadChange, now time.Time) (model.SMSThread, error)
+	Receive(ctx context.Context, in model.Inbound, now time.Time) (m model.SMSMessage, stored bool, err error)
+}
+
+// SMSPrices reads what a segment to each country costs.
+type SMSPrices interface {
+	SMS(ctx context.Context) (map[string]model.SMSPrice, error)
+}
