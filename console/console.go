@@ -116,8 +116,16 @@ func (c *Console) Mount(r *gin.Engine) {
 	in.GET("/", c.home)
 	in.GET("/transcribe", c.transcribePage)
 	in.POST("/transcribe", c.createTranscription)
+	in.GET("/transcribe/:id", c.transcriptionPage)
+	in.GET("/transcribe/:id/status", c.transcriptionStatus)
+	in.GET("/transcribe/:id/export", c.exportTranscription)
+	in.GET("/transcribe/:id/media", c.sourceMedia)
 	in.GET("/subtitles", c.subtitlesPage)
 	in.POST("/subtitles", c.createSubtitles)
+	in.GET("/subtitles/:id", c.subtitlePage)
+	in.GET("/subtitles/:id/status", c.subtitleStatus)
+	in.POST("/subtitles/:id/srt", c.saveSRT)
+	in.POST("/subtitles/:id/reburn", c.reburn)
 }
 
 // Run prunes ended sessions and used links until ctx ends.

@@ -22,11 +22,21 @@ func (c *Console) home(g *gin.Context) {
 }
 
 func (c *Console) transcribePage(g *gin.Context) {
-	c.render(g, http.StatusOK, "transcribe", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Job": g.Query("job")})
+	list, err := c.d.Jobs.ListTranscriptions(g, c.accountID(g), jobs.Page{Limit: 20})
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	c.render(g, http.StatusOK, "transcribe", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list})
 }
 
 func (c *Console) subtitlesPage(g *gin.Context) {
-	c.render(g, http.StatusOK, "subtitles", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Job": g.Query("job"),
+	list, err := c.d.Jobs.ListSubtitles(g, c.accountID(g), jobs.Page{Limit: 20})
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	c.render(g, http.StatusOK, "subtitles", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list,
 		"Fonts": []string{subtitles.DefaultFont, "Noto Sans", "DejaVu Serif"}})
 }
 
@@ -57,7 +67,7 @@ func (c *Console) createTranscription(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	c.created(g, fmt.Sprintf("%s/transcribe?job=%d", Base, job.ID), job.ID)
+	c.created(g, fmt.Sprintf("%s/transcribe/%d", Base, job.ID), job.ID)
 }
 
 // createSubtitles admits a subtitle job as POST /api/v1/subtitles does.
@@ -83,7 +93,7 @@ func (c *Console) createSubtitles(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	c.created(g, fmt.Sprintf("%s/subtitles?job=%d", Base, job.ID), job.ID)
+	c.created(g, fmt.Sprintf("%s/subtitles/%d", Base, job.ID), job.ID)
 }
 
 // formStyle reads the style fields into the API's style object, so the

@@ -75,6 +75,13 @@ func (l localizer) T(key string, params map[string]any) string {
 // parsePages builds one template set per page: the layout plus the page.
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
+		// secs shows an optional duration in whole seconds.
+		"secs": func(p *float64) string {
+			if p == nil {
+				return ""
+			}
+			return fmt.Sprintf("%.0f", *p)
+		},
 		"t": func(l localizer, key string, kv ...any) string {
 			params := map[string]any{}
 			for i := 0; i+1 < len(kv); i += 2 {

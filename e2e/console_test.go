@@ -19,6 +19,7 @@ import (
 
 	"parley/devstack/mediatest"
 	"parley/devstack/testenv"
+	"parley/provider/speech"
 	"parley/rules/billing"
 )
 
@@ -65,6 +66,10 @@ func screenshotDir(t testing.TB, name string) string {
 		root = filepath.Join(os.TempDir(), "parley-console-screenshots")
 	}
 	dir := filepath.Join(root, t.Name(), name)
+	// A run's pictures only: an earlier run's would pass for this one's.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +92,27 @@ func (b *browser) shot(name string) {
 	b.n++
 	if err := os.WriteFile(filepath.Join(b.shots, fmt.Sprintf("%02d-%s.png", b.n, name)), png, 0o644); err != nil {
 		b.t.Fatal(err)
+	}
+}
+
+// until evaluates js every 250 ms until it is true: a page that reloads or
+// navigates meanwhile (a job page does when its job ends) only makes one
+// evaluation fail, where a DOM wait could be left waiting on the old page.
+func (b *browser) until(what, js string, timeout time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var ok bool
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		err := chromedp.Run(ctx, chromedp.Evaluate(js, &ok))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s: not after %s (last error %v)", what, timeout, err)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 
@@ -152,10 +178,7 @@ func TestConsoleSignInTranscribeSignOut(t *testing.T) {
 	mails := newSMTPCatcher(t, false)
 	p := startPlatform(t, options{consoleSMTP: mails.addr})
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 5 * billing.MicrosPerUSD})
-	speech := filepath.Join(t.TempDir(), "hello.wav")
-	if err := mediatest.GenerateSpeech(context.Background(), "hello world this is a test of the web console", speech); err != nil {
-		t.Fatal(err)
-	}
+	audio := speechFixture(t, "known.wav", knownText)
 
 	b := newBrowser(t, "alice")
 	b.signIn(p, mails, acc.Email)
@@ -163,24 +186,52 @@ func TestConsoleSignInTranscribeSignOut(t *testing.T) {
 		t.Fatalf("session cookie %+v, want HttpOnly and SameSite=Lax", c)
 	}
 
-	// Transcribe an uploaded file; the job is the console's.
+	// Transcribe an uploaded file: the page follows the job and then shows
+	// the transcript.
 	b.run(chromedp.Navigate(p.api.URL+"/console/transcribe"), chromedp.WaitVisible("#file", chromedp.ByID))
 	b.shot("transcribe")
-	b.run(chromedp.SetUploadFiles("#file", []string{speech}, chromedp.ByID), chromedp.Click("#start", chromedp.ByID),
-		chromedp.WaitVisible("#accepted", chromedp.ByID))
-	b.shot("transcribe-accepted")
-	id := strings.TrimPrefix(regexp.MustCompile(`job=\d+`).FindString(b.location()), "job=")
+	b.run(chromedp.SetUploadFiles("#file", []string{audio}, chromedp.ByID), chromedp.Click("#start", chromedp.ByID),
+		chromedp.WaitVisible("#status", chromedp.ByID))
+	b.shot("transcription-running")
+	id := strings.TrimPrefix(regexp.MustCompile(`/transcribe/\d+$`).FindString(b.location()), "/transcribe/")
 	if id == "" {
-		t.Fatalf("no job in %s", b.location())
+		t.Fatalf("no job page at %s", b.location())
+	}
+	b.until("the transcript on the page", `!!document.getElementById("words")`, 5*time.Minute)
+	b.shot("transcript")
+	text := b.text("#words")
+	if wer := speech.WER(knownText, text); wer > 0.6 {
+		t.Fatalf("the page's transcript %q is far from what was said (WER %.2f)", text, wer)
 	}
 	var job struct {
 		Source string `json:"source"`
-		Status string `json:"status"`
+		Words  []struct {
+			Start float64 `json:"start"`
+		} `json:"words"`
 	}
 	p.do(http.MethodGet, "/transcribe/"+id, key.Secret, nil).want(t, 200, "").decode(t, &job)
-	if job.Source != "ui" {
-		t.Fatalf("job %s has source %q, want ui", id, job.Source)
+	if job.Source != "ui" || len(job.Words) < 5 {
+		t.Fatalf("job %s: source %q, %d words", id, job.Source, len(job.Words))
 	}
+	// A click on the fifth word plays the media from that word.
+	var at float64
+	b.run(chromedp.Click("#words .w:nth-of-type(5)", chromedp.ByQuery),
+		chromedp.Poll(`document.getElementById("player").readyState >= 1 && document.getElementById("player").currentTime`, &at,
+			chromedp.WithPollingTimeout(20*time.Second)))
+	if want := job.Words[4].Start; at < want-0.05 || at > want+1.5 {
+		t.Fatalf("after a click on the fifth word (%.2f s) the player is at %.2f s", want, at)
+	}
+	// Every download is served, named after the file.
+	for _, f := range []string{"txt", "md", "srt", "vtt", "json"} {
+		var got []any
+		b.run(chromedp.Evaluate(fmt.Sprintf(`fetch(document.getElementById("dl-%s").href).then(async r => [r.status, r.headers.get("Content-Disposition") || "", (await r.text()).length])`, f),
+			&got, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		if got[0] != 200.0 || !strings.Contains(got[1].(string), "known-"+id+"."+f) || got[2].(float64) < 20 {
+			t.Fatalf("download %s: %v", f, got)
+		}
+	}
+	b.run(chromedp.Navigate(p.api.URL+"/console/transcribe"), chromedp.WaitVisible("table.jobs", chromedp.ByQuery))
+	b.shot("transcribe-list")
 
 	// Sign out ends the session on the server: its cookie no longer works.
 	cookie := b.sessionCookie()
@@ -239,17 +290,16 @@ func TestConsoleCSRF(t *testing.T) {
 	}
 }
 
-// TestConsoleSubtitlesStyle: the style's still-frame preview is drawn over
-// the chosen video before anything is sent, and the job is admitted with
-// that style and the cleanup switch, as the console's.
-func TestConsoleSubtitlesStyle(t *testing.T) {
+// TestConsoleSubtitles: the style's still-frame preview is drawn over the
+// chosen video before anything is sent; the job is admitted with that
+// style and the cleanup switch, as the console's; the page follows the burn
+// and plays the video; an SRT edit the rules refuse is shown beside its
+// cue; a good one is saved and re-burned, free.
+func TestConsoleSubtitles(t *testing.T) {
 	mails := newSMTPCatcher(t, false)
-	p := startPlatform(t, options{consoleSMTP: mails.addr, noWorker: true})
+	p := startPlatform(t, options{consoleSMTP: mails.addr})
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 5 * billing.MicrosPerUSD})
-	video := filepath.Join(t.TempDir(), "talk.mp4")
-	if err := mediatest.GenerateVideo(context.Background(), video, mediatest.VideoOpts{Seconds: 3, Width: 640, Height: 360, SpeechText: "hello from the console"}); err != nil {
-		t.Fatal(err)
-	}
+	video := videoFixture(t, "console-talk.mp4", mediatest.VideoOpts{Seconds: 9, Width: 640, Height: 360, SpeechText: knownText})
 	b := newBrowser(t, "alice")
 	b.signIn(p, mails, acc.Email)
 	b.run(chromedp.Navigate(p.api.URL+"/console/subtitles"), chromedp.WaitVisible("#file", chromedp.ByID))
@@ -273,9 +323,9 @@ func TestConsoleSubtitlesStyle(t *testing.T) {
 	if len(caption) != 2 || caption[0] < 50 || caption[1] > caption[0]/10 {
 		t.Fatalf("caption pixels in the preview's top and bottom fifths: %v, want the caption at the top", caption)
 	}
-	b.run(chromedp.Click("#start", chromedp.ByID), chromedp.WaitVisible("#accepted", chromedp.ByID))
-	b.shot("subtitles-accepted")
-	id := strings.TrimPrefix(regexp.MustCompile(`job=\d+`).FindString(b.location()), "job=")
+	b.run(chromedp.Click("#start", chromedp.ByID), chromedp.WaitVisible("#status", chromedp.ByID))
+	b.shot("subtitles-queued")
+	id := strings.TrimPrefix(regexp.MustCompile(`/subtitles/\d+$`).FindString(b.location()), "/subtitles/")
 	var job struct {
 		Source          string `json:"source"`
 		UseVoiceCleanup bool   `json:"used_voice_cleanup"`
@@ -289,6 +339,53 @@ func TestConsoleSubtitlesStyle(t *testing.T) {
 	r.decode(t, &job)
 	if job.Source != "ui" || !job.UseVoiceCleanup || job.Style.Position != "top" || !strings.EqualFold(job.Style.PrimaryColor, "#00ff80") || job.Style.FontSize != 36 {
 		t.Fatalf("job %s: %s", id, r.Data)
+	}
+
+	// The page follows the burn, then plays the video.
+	b.until("the burned video on the page", `!!document.getElementById("video") && !!document.getElementById("save-srt")`, 5*time.Minute)
+	b.shot("subtitles-done")
+	var playable bool
+	b.run(chromedp.Poll(`document.getElementById("video").readyState >= 1 && document.getElementById("video").duration > 5`, &playable,
+		chromedp.WithPollingTimeout(20*time.Second)))
+
+	// A first cue that ends before it starts is refused beside that cue.
+	b.run(chromedp.SetValue("#cue-1 input", "00:00:05,000 --> 00:00:01,000", chromedp.ByQuery),
+		chromedp.Click("#save-srt", chromedp.ByID), chromedp.WaitVisible("#cue-1 .cue-error", chromedp.ByQuery))
+	b.run(chromedp.ScrollIntoView("#cue-1", chromedp.ByID))
+	b.shot("srt-refused")
+	if msg := b.text("#cue-1 .cue-error"); msg == "" {
+		t.Fatal("no reason beside the refused cue")
+	}
+	// A good edit is saved, then re-burned.
+	b.run(chromedp.SetValue("#cue-1 input", "00:00:00,200 --> 00:00:01,500", chromedp.ByQuery),
+		chromedp.SetValue("#cue-1 textarea", "Edited in the console", chromedp.ByQuery),
+		chromedp.Click("#save-srt", chromedp.ByID), chromedp.WaitVisible("#saved", chromedp.ByID))
+	b.run(chromedp.ScrollIntoView("#saved", chromedp.ByID))
+	b.shot("srt-saved")
+	var before struct {
+		BalanceUSD float64 `json:"balance_usd"`
+	}
+	p.do(http.MethodGet, "/profile", key.Secret, nil).want(t, 200, "").decode(t, &before)
+	b.run(chromedp.Click("#reburn", chromedp.ByID))
+	b.until("the re-burn's page", `location.search === "" && !!document.getElementById("status")`, time.Minute)
+	b.shot("reburning")
+	b.until("the re-burned video", `!!document.getElementById("video") && !!document.getElementById("save-srt") && document.getElementById("status").textContent.length > 0 && !document.getElementById("live")`, 5*time.Minute)
+	b.shot("reburned")
+	var after struct {
+		BurnRuns int    `json:"burn_runs"`
+		Status   string `json:"status"`
+	}
+	p.do(http.MethodGet, "/subtitles/"+id, key.Secret, nil).want(t, 200, "").decode(t, &after)
+	srt := p.do(http.MethodGet, "/subtitles/"+id+"/srt", key.Secret, nil).want(t, 200, "")
+	if after.BurnRuns != 2 || after.Status != "done" || !strings.Contains(string(srt.body), "Edited in the console") {
+		t.Fatalf("after the re-burn: %+v, srt %s", after, srt.body)
+	}
+	var end struct {
+		BalanceUSD float64 `json:"balance_usd"`
+	}
+	p.do(http.MethodGet, "/profile", key.Secret, nil).want(t, 200, "").decode(t, &end)
+	if end.BalanceUSD != before.BalanceUSD {
+		t.Fatalf("the re-burn moved the balance from %v to %v", before.BalanceUSD, end.BalanceUSD)
 	}
 }
 
@@ -310,11 +407,31 @@ func TestConsoleTenancy(t *testing.T) {
 
 	b.run(chromedp.Navigate(p.api.URL+"/console/transcribe"), chromedp.WaitVisible("#file", chromedp.ByID),
 		chromedp.SetUploadFiles("#file", []string{speech}, chromedp.ByID), chromedp.Click("#start", chromedp.ByID),
-		chromedp.WaitVisible("#accepted", chromedp.ByID))
-	b.shot("bob-accepted")
-	id := strings.TrimPrefix(regexp.MustCompile(`job=\d+`).FindString(b.location()), "job=")
+		chromedp.WaitVisible("#status", chromedp.ByID))
+	b.shot("bob-job")
+	id := strings.TrimPrefix(regexp.MustCompile(`/transcribe/\d+$`).FindString(b.location()), "/transcribe/")
 	p.do(http.MethodGet, "/transcribe/"+id, bobKey.Secret, nil).want(t, 200, "")
 	p.do(http.MethodGet, "/transcribe/"+id, aliceKey.Secret, nil).want(t, 404, "NOT_FOUND")
+
+	// Alice's session sees none of it: not the job's page, its status, its
+	// downloads or its media, and not in her list.
+	for _, path := range []string{"", "/status", "/export?format=txt", "/media"} {
+		var status int
+		a.run(chromedp.Navigate(p.api.URL+"/console/transcribe"), chromedp.WaitVisible("#file", chromedp.ByID),
+			chromedp.Evaluate(fmt.Sprintf(`fetch("/console/transcribe/%s%s").then(r => r.status)`, id, path), &status,
+				func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		if status != http.StatusNotFound {
+			t.Fatalf("Alice's session reading Bob's job%s: %d, want 404", path, status)
+		}
+	}
+	a.run(chromedp.Navigate(p.api.URL+"/console/transcribe/"+id), chromedp.WaitVisible("#error-message", chromedp.ByID))
+	a.shot("bobs-job-not-found")
+	a.run(chromedp.Navigate(p.api.URL+"/console/transcribe"), chromedp.WaitVisible("#file", chromedp.ByID))
+	var rows int
+	a.run(chromedp.Evaluate(`document.querySelectorAll("table.jobs tbody tr").length`, &rows))
+	if rows != 0 {
+		t.Fatalf("Alice's list shows %d jobs, want none", rows)
+	}
 
 	// Alice's page's token, sent from Bob's session, is refused.
 	var aliceToken string

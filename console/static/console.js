@@ -96,4 +96,42 @@
     form.querySelector("[data-drop]").addEventListener("drop", () => setTimeout(load, 0));
     form.querySelectorAll("fieldset.style input, fieldset.style select").forEach((el) => el.addEventListener("input", draw));
   }
+
+  // A job page polls its status at most once a second until the job ends,
+  // then reloads to show the result.
+  const job = document.getElementById("job");
+  if (job && job.dataset.final !== "true") {
+    const label = document.getElementById("status");
+    const poll = () => {
+      fetch(job.dataset.statusUrl, {headers: {Accept: "application/json"}, cache: "no-store"})
+        .then((r) => r.ok ? r.json() : Promise.reject(r.status))
+        .then((s) => {
+          label.textContent = s.label; label.className = "status s-" + s.status;
+          if (s.final) window.location.reload(); else setTimeout(poll, 1000);
+        })
+        .catch(() => setTimeout(poll, 5000));
+    };
+    setTimeout(poll, 1000);
+  }
+
+  // Click a word of a transcript to play the media from it; the word being
+  // spoken is marked as it plays.
+  const words = document.getElementById("words");
+  const player = document.getElementById("player");
+  if (words && player) {
+    const spans = Array.from(words.querySelectorAll(".w"));
+    words.addEventListener("click", (e) => {
+      const w = e.target.closest(".w");
+      if (!w) return;
+      player.currentTime = parseFloat(w.dataset.start);
+      player.play().catch(() => { /* autoplay may be refused; the position is set */ });
+    });
+    let marked = null;
+    player.addEventListener("timeupdate", () => {
+      const t = player.currentTime;
+      let cur = null;
+      for (const s of spans) { if (parseFloat(s.dataset.start) <= t) cur = s; else break; }
+      if (cur !== marked) { if (marked) marked.classList.remove("now"); if (cur) cur.classList.add("now"); marked = cur; }
+    });
+  }
 })();
