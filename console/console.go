@@ -17,10 +17,11 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/provider/mail"
+	"parley/service/accounts"
 	"parley/service/jobs"
-	"parley/storage"
 )
 
 // Base is the path the console is served under.
@@ -36,15 +37,15 @@ var staticFiles embed.FS
 type Auth interface {
 	AddLink(ctx context.Context, tokenHash, accountID string, expires, since time.Time, max int) (bool, error)
 	UseLink(ctx context.Context, tokenHash string, now time.Time) (string, error)
-	AddSession(ctx context.Context, s *storage.ConsoleSession) error
-	Session(ctx context.Context, tokenHash string, now time.Time) (storage.ConsoleSession, error)
+	AddSession(ctx context.Context, s *model.ConsoleSession) error
+	Session(ctx context.Context, tokenHash string, now time.Time) (model.ConsoleSession, error)
 	EndSession(ctx context.Context, id int64, now time.Time) error
 	Prune(ctx context.Context, before time.Time) error
 }
 
-// Accounts finds the account a sign-in link is for.
+// Accounts finds the account a sign-in link is for (service/accounts).
 type Accounts interface {
-	GetByEmail(ctx context.Context, email string) (storage.Account, error)
+	FindAccount(ctx context.Context, ref string) (accounts.Account, error)
 }
 
 // Uploads is where a browser's file goes before the job service takes it.

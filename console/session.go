@@ -18,7 +18,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	pmail "parley/provider/mail"
-	"parley/storage"
+	"parley/model"
+	"parley/service/accounts"
 )
 
 // Sign-in is by a link mailed to the account's address: people who do not
@@ -84,17 +85,17 @@ func (c *Console) withCSRFCookie(g *gin.Context) {
 }
 
 // session is the signed-in browser's session, when there is one.
-func session(g *gin.Context) (storage.ConsoleSession, string, bool) {
+func session(g *gin.Context) (model.ConsoleSession, string, bool) {
 	v, ok := g.Get(ctxSession)
 	if !ok {
-		return storage.ConsoleSession{}, "", false
+		return model.ConsoleSession{}, "", false
 	}
 	s := v.(sessionOf)
 	return s.row, s.secret, true
 }
 
 type sessionOf struct {
-	row    storage.ConsoleSession
+	row    model.ConsoleSession
 	secret string
 }
 
@@ -109,7 +110,7 @@ func (c *Console) requireSession(g *gin.Context) {
 			g.Set(ctxSession, sessionOf{row: row, secret: secret})
 			g.Next()
 			return
-		case !errors.Is(err, storage.ErrNotFound):
+		case !errors.Is(err, model.ErrNotFound):
 			c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
 			return
 		}
@@ -173,9 +174,9 @@ func (c *Console) requestLink(g *gin.Context) {
 		c.render(g, http.StatusServiceUnavailable, "signin", map[string]any{"MailConfigured": false})
 		return
 	}
-	acc, err := c.d.Accounts.GetByEmail(g, strings.ToLower(addr.Address))
+	acc, err := c.d.Accounts.FindAccount(g, strings.ToLower(addr.Address))
 	switch {
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 	case err != nil:
 		c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
 		return
@@ -188,8 +189,8 @@ func (c *Console) requestLink(g *gin.Context) {
 	c.render(g, http.StatusOK, "signin-sent", map[string]any{"Email": addr.Address})
 }
 
-func (c *Console) mailLink(g *gin.Context, acc storage.Account) error {
-	link, err := c.IssueLink(g, acc)
+func (c *Console) mailLink(g *gin.Context, acc accounts.Account) error {
+	link, err := c.IssueLink(g, acc.ID)
 	if err != nil || link == "" {
 		return err
 	}
@@ -202,10 +203,10 @@ func (c *Console) mailLink(g *gin.Context, acc storage.Account) error {
 // IssueLink makes a one-time sign-in link for an account (the operator's
 // command uses it where no SMTP server is configured). It returns "" when
 // the account asked for too many links lately.
-func (c *Console) IssueLink(g context.Context, acc storage.Account) (string, error) {
+func (c *Console) IssueLink(g context.Context, accountID string) (string, error) {
 	token := newSecret()
 	now := c.d.Now()
-	ok, err := c.d.Auth.AddLink(g, hashSecret(token), acc.ID, now.Add(linkTTL), now.Add(-linkTTL), linksPerWin)
+	ok, err := c.d.Auth.AddLink(g, hashSecret(token), accountID, now.Add(linkTTL), now.Add(-linkTTL), linksPerWin)
 	if err != nil || !ok {
 		return "", err
 	}
@@ -221,7 +222,7 @@ func (c *Console) linkPage(g *gin.Context) {
 func (c *Console) useLink(g *gin.Context) {
 	accountID, err := c.d.Auth.UseLink(g, hashSecret(g.Param("token")), c.d.Now())
 	switch {
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		c.render(g, http.StatusGone, "signin", map[string]any{"MailConfigured": c.d.Mail != nil, "Error": "signin.linkUsed"})
 		return
 	case err != nil:
@@ -229,7 +230,7 @@ func (c *Console) useLink(g *gin.Context) {
 		return
 	}
 	secret := newSecret()
-	row := storage.ConsoleSession{TokenHash: hashSecret(secret), AccountID: accountID, ExpiresAt: c.d.Now().Add(sessionTTL)}
+	row := model.ConsoleSession{TokenHash: hashSecret(secret), AccountID: accountID, ExpiresAt: c.d.Now().Add(sessionTTL)}
 	if err := c.d.Auth.AddSession(g, &row); err != nil {
 		c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
 		return

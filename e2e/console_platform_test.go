@@ -17,7 +17,7 @@ import (
 func (p *platform) mountConsole(srv *api.Server, svc wiring.Services, store storage.Store, catalog *i18n.Catalog, o options) {
 	d := console.Deps{
 		BaseURL: p.cfg.BaseURL, MaxUploadSize: p.cfg.MaxUploadSize,
-		Auth: store.Console, Accounts: store.Accounts, Jobs: svc.Jobs, Uploads: p.objects,
+		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: p.objects,
 		Catalog: catalog, Log: testenv.Logger(), Now: o.now,
 	}
 	if o.consoleSMTP != "" {

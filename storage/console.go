@@ -5,20 +5,12 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"parley/model"
 )
 
 // ConsoleSession is a signed-in browser, with its account.
-type ConsoleSession struct {
-	bun.BaseModel `bun:"table:console_sessions,alias:cs"`
-
-	ID        int64      `bun:"id,pk,autoincrement"`
-	TokenHash string     `bun:"token_hash"`
-	AccountID string     `bun:"account_id"`
-	Account   *Account   `bun:"rel:belongs-to,join:account_id=id"`
-	CreatedAt time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-	ExpiresAt time.Time  `bun:"expires_at"`
-	EndedAt   *time.Time `bun:"ended_at"`
-}
+type ConsoleSession = model.ConsoleSession
 
 type consoleLink struct {
 	bun.BaseModel `bun:"table:console_signin_links"`
@@ -68,7 +60,7 @@ func (r ConsoleAuth) AddSession(ctx context.Context, s *ConsoleSession) error {
 func (r ConsoleAuth) Session(ctx context.Context, tokenHash string, now time.Time) (ConsoleSession, error) {
 	var s ConsoleSession
 	err := r.DB.NewSelect().Model(&s).Relation("Account").
-		Where("cs.token_hash = ? AND cs.ended_at IS NULL AND cs.expires_at > ?", tokenHash, now).Scan(ctx)
+		Where("console_session.token_hash = ? AND console_session.ended_at IS NULL AND console_session.expires_at > ?", tokenHash, now).Scan(ctx)
 	return s, notFound(err)
 }
 

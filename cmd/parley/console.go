@@ -21,7 +21,7 @@ import (
 func newConsole(cfg config.Config, store storage.Store, objects *storage.Objects, svc wiring.Services, catalog *i18n.Catalog, log *logrus.Logger) (*console.Console, error) {
 	d := console.Deps{
 		BaseURL: cfg.BaseURL, MaxUploadSize: cfg.MaxUploadSize,
-		Auth: store.Console, Accounts: store.Accounts, Jobs: svc.Jobs, Uploads: objects,
+		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: objects,
 		Catalog: catalog, Log: log,
 	}
 	if cfg.SMTPURL != "" {
@@ -37,7 +37,7 @@ func newConsole(cfg config.Config, store storage.Store, objects *storage.Objects
 // consoleLink prints a one-time sign-in link to the web console for the
 // account with that e-mail address: the way in where no SMTP server is
 // configured (the sign-in page says so).
-func consoleLink(ctx context.Context, _ wiring.Services, fs *flag.FlagSet, args []string) (any, error) {
+func consoleLink(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args []string) (any, error) {
 	email := fs.String("email", "", "the account's e-mail address")
 	if err := parse(fs, args, "email"); err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func consoleLink(ctx context.Context, _ wiring.Services, fs *flag.FlagSet, args 
 	}
 	defer db.Close()
 	store := storage.NewStore(db)
-	acc, err := store.Accounts.GetByEmail(ctx, strings.ToLower(strings.TrimSpace(*email)))
+	acc, err := svc.Accounts.FindAccount(ctx, strings.ToLower(strings.TrimSpace(*email)))
 	if err != nil {
 		return nil, fmt.Errorf("account %s: %w", *email, err)
 	}
@@ -62,7 +62,7 @@ func consoleLink(ctx context.Context, _ wiring.Services, fs *flag.FlagSet, args 
 	if err != nil {
 		return nil, err
 	}
-	link, err := con.IssueLink(ctx, acc)
+	link, err := con.IssueLink(ctx, acc.ID)
 	if err != nil {
 		return nil, err
 	}
