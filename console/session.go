@@ -17,8 +17,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	pmail "parley/provider/mail"
 	"parley/model"
+	pmail "parley/provider/mail"
 	"parley/service/accounts"
 )
 
