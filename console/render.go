@@ -121,6 +121,12 @@ var nav = []navItem{
 	{"nav.subtitles", Base + "/subtitles"},
 }
 
+// sections maps each page to its navigation entry.
+var sections = map[string]string{
+	"transcribe": "transcribe", "transcription": "transcribe",
+	"subtitles": "subtitles", "subtitle": "subtitles",
+}
+
 // view is what every page's template sees.
 type view struct {
 	L       localizer
@@ -129,6 +135,8 @@ type view struct {
 	CSRF    string
 	Account string
 	Page    string
+	// Section is the navigation entry the page belongs to.
+	Section string
 	Nav     []navItem
 	Data    map[string]any
 }
@@ -146,7 +154,7 @@ func (c *Console) view(g *gin.Context, page string, data map[string]any) view {
 	if rtl(l.lang) {
 		dir = "rtl"
 	}
-	v := view{L: l, Lang: l.lang, Dir: dir, CSRF: expectedCSRF(g), Account: account, Page: page, Data: data}
+	v := view{L: l, Lang: l.lang, Dir: dir, CSRF: expectedCSRF(g), Account: account, Page: page, Section: sections[page], Data: data}
 	if account != "" {
 		v.Nav = nav
 	}
