@@ -190,8 +190,21 @@ func TestConsoleSignInTranscribeSignOut(t *testing.T) {
 	// the transcript.
 	b.run(chromedp.Navigate(p.api.URL+"/console/transcribe"), chromedp.WaitVisible("#file", chromedp.ByID))
 	b.shot("transcribe")
+	// The page's upload bar is read after each progress event the page
+	// handles and kept in window.name, which outlives the navigation to the
+	// job's page.
+	b.run(chromedp.Evaluate(`(() => { const open = XMLHttpRequest.prototype.open;
+		XMLHttpRequest.prototype.open = function (...args) {
+			this.upload.addEventListener("progress", () => setTimeout(() => {
+				window.name = String(document.querySelector("[data-progress]").value); }, 0));
+			return open.apply(this, args); }; return true; })()`, nil))
 	b.run(chromedp.SetUploadFiles("#file", []string{audio}, chromedp.ByID), chromedp.Click("#start", chromedp.ByID),
 		chromedp.WaitVisible("#status", chromedp.ByID))
+	var bar string
+	b.run(chromedp.Evaluate(`window.name`, &bar))
+	if bar != "1" {
+		t.Fatalf("the upload bar ended at %q, want 1", bar)
+	}
 	b.shot("transcription-running")
 	id := strings.TrimPrefix(regexp.MustCompile(`/transcribe/\d+$`).FindString(b.location()), "/transcribe/")
 	if id == "" {
