@@ -75,7 +75,20 @@ type Server struct {
 	version  string
 	started  time.Time
 	now      func() time.Time
+	// pages is the web console, mounted beside /api/v1 when set.
+	pages Pages
 }
+
+// Pages is a browser front end the API's engine serves beside /api/v1 (the
+// web console, package console): it mounts its own routes, and / redirects
+// to its Home.
+type Pages interface {
+	Mount(r *gin.Engine)
+	Home() string
+}
+
+// WithPages mounts p on the engine Handler builds.
+func (s *Server) WithPages(p Pages) { s.pages = p }
 
 // NewServer wires a Server.
 func NewServer(d Deps) *Server {
@@ -166,6 +179,11 @@ func (s *Server) Handler() http.Handler {
 	// Provider callbacks are not client API: outside /api/v1, verified by
 	// their signature, answered without the envelope.
 	r.POST("/hooks/elevenlabs/post-call", s.postCall)
+	if s.pages != nil {
+		s.pages.Mount(r)
+		home := s.pages.Home()
+		r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, home) })
+	}
 	r.NoRoute(func(c *gin.Context) { s.fail(c, problemNotFound()) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, problemMethod()) })
 	return r

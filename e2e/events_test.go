@@ -384,7 +384,7 @@ type caughtMail struct {
 	data []byte
 }
 
-func newSMTPCatcher(t *testing.T, hold bool) *smtpCatcher {
+func newSMTPCatcher(t testing.TB, hold bool) *smtpCatcher {
 	c := &smtpCatcher{hold: hold, held: make(chan struct{}), release: make(chan struct{})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -92,6 +92,9 @@ type options struct {
 	channels func(*notify.Notifier)
 	// jobActivities replaces the job queue's slots (PARLEY_WORKER_ACTIVITIES).
 	jobActivities int
+	// consoleSMTP is the SMTP server the web console mails sign-in links
+	// through; empty: the console has no mail (console_platform_test.go).
+	consoleSMTP string
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -148,6 +151,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		Objects: p.objects, Database: store, Temporal: p.temporal, Speech: engine,
 		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
 	})
+	p.mountConsole(srv, svc, store, catalog, o)
 	p.api.Config.Handler = srv.Handler()
 	// Every exchange a test has with the API, whichever client sends it, is
 	// held to api/openapi.json (devstack/contract), and so is every webhook

@@ -27,6 +27,7 @@ type Store struct {
 	Push          PushSubscriptions
 	Notifications Notifications
 	Settings      Settings
+	Console       ConsoleAuth
 }
 
 // NewStore builds the repositories over db.
@@ -38,6 +39,7 @@ func NewStore(db *bun.DB) Store {
 		Conversations: Conversations{DB: db}, VoiceAgents: VoiceAgents{DB: db},
 		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db}, Notifications: Notifications{DB: db},
 		Settings: Settings{DB: db},
+		Console:  ConsoleAuth{DB: db},
 	}
 }
 

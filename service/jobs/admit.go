@@ -135,6 +135,8 @@ type Options struct {
 	Language       string
 	EmailAfter     bool
 	SMSAfter       bool
+	// Source is "ui" for jobs the web console admits; empty means "api".
+	Source string
 }
 
 // TranscriptionRequest asks for a transcription of an upload or of a URL
@@ -286,7 +288,11 @@ func (s *Service) newJob(o Options) (model.Job, error) {
 	if err != nil {
 		return model.Job{}, problem.Invalid("language", err.Error())
 	}
-	j := model.Job{AccountID: o.AccountID, Status: jobspec.Queued, Source: "api",
+	source := o.Source
+	if source == "" {
+		source = "api"
+	}
+	j := model.Job{AccountID: o.AccountID, Status: jobspec.Queued, Source: source,
 		LanguageRequested: lang, EmailAfter: o.EmailAfter, SMSAfter: o.SMSAfter}
 	if o.IdempotencyKey != "" {
 		j.IdempotencyKey = &o.IdempotencyKey
