@@ -133,8 +133,10 @@ func TestThrottleRealClock(t *testing.T) {
 	if max := int(elapsed/th.interval) + 1; len(writes) > max {
 		t.Fatalf("%d writes in %v (%d reports), want at most %d", len(writes), elapsed, reports, max)
 	}
+	// The writes are timed as they run, a moment after the throttle took
+	// its own time: a few microseconds either way are not a second write.
 	for i := 1; i < len(writes); i++ {
-		if gap := writes[i].Sub(writes[i-1]); gap < th.interval {
+		if gap := writes[i].Sub(writes[i-1]); gap < th.interval-time.Millisecond {
 			t.Errorf("writes %d and %d only %v apart", i-1, i, gap)
 		}
 	}
