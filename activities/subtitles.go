@@ -138,9 +138,17 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 	if err := a.Tool.Burn(ctx, burn); err != nil {
 		return workflows.BurnResult{}, err
 	}
-	progress.Flush(ctx)
+	// The last fraction (1) may wait out the rest of a second before it is
+	// written; the upload does not wait for it.
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		progress.Flush(ctx)
+	}()
 	key := jobspec.OutputKey(job.ID, in.Run)
-	if err := a.Objects.PutFile(ctx, key, burn.Out, "video/mp4"); err != nil {
+	err = a.Objects.PutFile(ctx, key, burn.Out, "video/mp4")
+	<-flushed
+	if err != nil {
 		return workflows.BurnResult{}, err
 	}
 	return workflows.BurnResult{OutputKey: key}, nil
