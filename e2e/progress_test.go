@@ -134,7 +134,9 @@ func TestProgressWhileJobsRun(t *testing.T) {
 	p := startPlatform(t, options{})
 	_, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD, Tier: "unlimited"})
 	audio, _, _ := pausedSpeech(t, "ninety-seconds.wav", 90)
-	video := videoFixture(t, "progress-40s.mp4", mediatest.VideoOpts{Seconds: 40, Width: 640, Height: 360, SpeechText: subtitleSpeech})
+	// The kill test's 720p video: its burn lasts seconds, long enough to be
+	// seen rising.
+	video := videoFixture(t, "burn-long.mp4", mediatest.VideoOpts{Seconds: 30, Width: 1280, Height: 720, SpeechText: knownText})
 
 	var created struct{ ID int64 }
 	p.upload("/transcribe", key.Secret, audio, []string{"language", "en"}).want(t, 202, "").decode(t, &created)
@@ -147,7 +149,7 @@ func TestProgressWhileJobsRun(t *testing.T) {
 	seen := map[string][]progressSeen{}
 	var lastRunning time.Time
 	deadline := time.Now().Add(8 * time.Minute)
-	for done := map[string]bool{}; len(done) < 2; time.Sleep(250 * time.Millisecond) {
+	for done := map[string]bool{}; len(done) < 2; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the jobs did not end in time; seen %v", seen)
 		}
