@@ -11,6 +11,13 @@
 #   make build    bin/parley
 #   make tools    bin/temporal and bin/minio at the pinned versions
 #   make clean    build outputs (keeps .dev/); make clean-dev drops .dev/ too
+#
+# Operators (not a set-up command; see the README's "Running it as a cluster"):
+#   make cluster  the production topology under .cluster/: Temporal's own server
+#                 on PostgreSQL, MinIO erasure-coded over 4 nodes behind nginx,
+#                 2 API and 2 worker processes, the stand-ins (in the background)
+#   make cluster-stop   stop it (data stays); make cluster-smoke  jobs through it
+#   make cluster-tools  bin/temporal-server, bin/temporal-sql-tool, bin/temporal-ui-server
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -27,12 +34,21 @@ MINIO_PKG        := github.com/minio/minio
 MINIO_VERSION    := v0.0.0-20260212201848-7aac2a2c5b7c
 # The pseudo-version's timestamp names MinIO's cache directory.
 MINIO_TAG        := $(word 2,$(subst -, ,$(MINIO_VERSION)))
+# make cluster: Temporal's own server and its SQL schema tool at the version
+# the CLI above embeds (v1.29.1 has no replace directive; v1.32.2 needs a
+# newer Go), and the web UI server at the version the CLI embeds.
+TEMPORAL_SERVER_MODULE  := go.temporal.io/server
+TEMPORAL_SERVER_VERSION := v1.29.1
+TEMPORAL_UI_MODULE      := github.com/temporalio/ui-server/v2
+TEMPORAL_UI_VERSION     := v2.42.1
 
 GO ?= go
 
 PARLEY_TOOLS_CACHE ?= $(HOME)/.cache/parley/tools
 TEMPORAL_CACHE := $(PARLEY_TOOLS_CACHE)/temporal-$(TEMPORAL_VERSION)
 MINIO_CACHE    := $(PARLEY_TOOLS_CACHE)/minio-$(MINIO_TAG)
+TEMPORAL_SERVER_CACHE := $(PARLEY_TOOLS_CACHE)/temporal-server-$(TEMPORAL_SERVER_VERSION)
+TEMPORAL_UI_CACHE     := $(PARLEY_TOOLS_CACHE)/temporal-ui-server-$(TEMPORAL_UI_VERSION)
 
 # tool_pin FILE: "module version" of a Go binary, empty when missing.
 tool_pin = $(shell $(GO) version -m $(1) 2>/dev/null | awk '$$1 == "mod" { print $$2, $$3 }')
@@ -42,7 +58,8 @@ TESTFLAGS ?=
 BENCHFLAGS ?=
 export PKG TESTFLAGS
 
-.PHONY: FORCE all build tools packages dev test vet bench fuzz histories fmt clean clean-dev help
+.PHONY: FORCE all build tools packages dev test vet bench fuzz histories fmt clean clean-dev help \
+	cluster cluster-stop cluster-smoke cluster-tools chaos
 
 all: build
 
@@ -71,6 +88,29 @@ bin/temporal:
 bin/minio:
 	scripts/install-tool.sh minio $(MINIO_PKG) $(MINIO_VERSION) "$(MINIO_CACHE)" $@
 
+cluster-tools: bin/temporal-server bin/temporal-sql-tool bin/temporal-ui-server
+
+ifneq ($(call tool_pin,bin/temporal-server),$(TEMPORAL_SERVER_MODULE) $(TEMPORAL_SERVER_VERSION))
+bin/temporal-server: FORCE
+endif
+ifneq ($(call tool_pin,bin/temporal-sql-tool),$(TEMPORAL_SERVER_MODULE) $(TEMPORAL_SERVER_VERSION))
+bin/temporal-sql-tool: FORCE
+endif
+ifneq ($(call tool_pin,bin/temporal-ui-server),$(TEMPORAL_UI_MODULE) $(TEMPORAL_UI_VERSION))
+bin/temporal-ui-server: FORCE
+endif
+
+# `go install` names each binary after its package (server, sql, server):
+# install-tool.sh takes that name, the copy in bin/ gets ours.
+bin/temporal-server:
+	scripts/install-tool.sh server $(TEMPORAL_SERVER_MODULE)/cmd/server $(TEMPORAL_SERVER_VERSION) "$(TEMPORAL_SERVER_CACHE)" $@
+
+bin/temporal-sql-tool:
+	scripts/install-tool.sh sql $(TEMPORAL_SERVER_MODULE)/cmd/tools/sql $(TEMPORAL_SERVER_VERSION) "$(TEMPORAL_SERVER_CACHE)" $@
+
+bin/temporal-ui-server:
+	scripts/install-tool.sh server $(TEMPORAL_UI_MODULE)/cmd/server $(TEMPORAL_UI_VERSION) "$(TEMPORAL_UI_CACHE)" $@
+
 FORCE:
 
 packages:
@@ -78,6 +118,15 @@ packages:
 
 dev: tools build
 	scripts/dev.sh
+
+cluster: packages tools cluster-tools build
+	scripts/cluster.sh up
+
+cluster-stop:
+	scripts/cluster.sh down
+
+cluster-smoke:
+	scripts/cluster-smoke.sh
 
 vet:
 	$(GO) vet $(PKG)
