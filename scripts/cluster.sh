@@ -134,8 +134,10 @@ pid_of() { # pid_of NAME: the live pid, or nothing
 		pid=$(head -n 1 "$DIR/postgres/postmaster.pid" 2>/dev/null || true)
 		match=$DIR/postgres
 	elif [[ $name == front ]]; then
+		# nginx rewrites its command line while it starts ("nginx: master
+		# process ..."), so a read at that moment may show only part of it.
 		pid=$(cat "$RUN/front.pid" 2>/dev/null || true)
-		match=$DIR/front/nginx.conf
+		match=nginx
 	else
 		pid=$(cat "$RUN/$name.pid" 2>/dev/null || true)
 		match=$(marker "$name")
@@ -297,145 +299,36 @@ kill_postgres() {
 
 # ---- Temporal ---------------------------------------------------------------------
 
-SQL_TOOL=$BIN/temporal-sql-tool
-
-sql_tool() { # sql_tool DB ARGS...
-	local db=$1
-	shift
-	"$SQL_TOOL" --plugin postgres12 --ep 127.0.0.1 -p "${PORT[pg]}" -u postgres --db "$db" "$@"
+# Temporal's schema and config come from scripts/cluster-temporal.sh, which
+# the Temporal image of docker-compose.yml runs too: one source for both.
+temporal_env() {
+	env TEMPORAL_SQL_TOOL="$BIN/temporal-sql-tool" TEMPORAL_PG_HOST=127.0.0.1 TEMPORAL_PG_PORT=${PORT[pg]} \
+		TEMPORAL_PG_USER=postgres TEMPORAL_PG_PASSWORD= TEMPORAL_SHARDS=$SHARDS \
+		TEMPORAL_BIND_IP=127.0.0.1 TEMPORAL_BROADCAST_ADDRESS=127.0.0.1 \
+		TEMPORAL_FRONTEND_PORT=${PORT[temporal]} TEMPORAL_HTTP_PORT=${PORT[temporal_http]} \
+		TEMPORAL_HISTORY_PORT=${PORT[temporal_history]} TEMPORAL_MATCHING_PORT=${PORT[temporal_matching]} \
+		TEMPORAL_WORKER_PORT=${PORT[temporal_worker]} \
+		TEMPORAL_FRONTEND_MEMBER_PORT=${PORT[temporal_frontend_member]} \
+		TEMPORAL_HISTORY_MEMBER_PORT=${PORT[temporal_history_member]} \
+		TEMPORAL_MATCHING_MEMBER_PORT=${PORT[temporal_matching_member]} \
+		TEMPORAL_WORKER_MEMBER_PORT=${PORT[temporal_worker_member]} \
+		TEMPORAL_METRICS_PORT=${PORT[temporal_metrics]} \
+		"$@"
 }
 
-# setup_temporal_schema: Temporal's two databases, each created and brought
-# to the schema embedded in the tool (which is the server's own version);
-# running it again on an up-to-date database changes nothing.
 setup_temporal_schema() {
-	local db schema psql=(psql -X -q -h 127.0.0.1 -p "${PORT[pg]}" -U postgres -d postgres -tAc)
-	[[ -x $SQL_TOOL ]] || die "$SQL_TOOL is missing; run: make cluster-tools"
-	for db in temporal temporal_visibility; do
-		schema=postgresql/v12/temporal
-		[[ $db == temporal_visibility ]] && schema=postgresql/v12/visibility
-		if [[ $("${psql[@]}" "SELECT 1 FROM pg_database WHERE datname = '$db'") != 1 ]]; then
-			sql_tool "$db" create-database >>"$LOGS/temporal-schema.log" 2>&1 ||
-				die "temporal-sql-tool create-database $db failed (log: $LOGS/temporal-schema.log)"
-		fi
-		if [[ $(psql -X -q -h 127.0.0.1 -p "${PORT[pg]}" -U postgres -d "$db" -tAc \
-			"SELECT 1 FROM information_schema.tables WHERE table_name = 'schema_version'") != 1 ]]; then
-			sql_tool "$db" setup-schema -v 0.0 >>"$LOGS/temporal-schema.log" 2>&1 ||
-				die "temporal-sql-tool setup-schema $db failed (log: $LOGS/temporal-schema.log)"
-		fi
-		sql_tool "$db" update-schema --schema-name "$schema" >>"$LOGS/temporal-schema.log" 2>&1 ||
-			die "temporal-sql-tool update-schema $db failed (log: $LOGS/temporal-schema.log)"
-	done
+	[[ -x $BIN/temporal-sql-tool ]] || die "$BIN/temporal-sql-tool is missing; run: make cluster-tools"
+	temporal_env "$ROOT/scripts/cluster-temporal.sh" schema >>"$LOGS/temporal-schema.log" 2>&1 ||
+		die "Temporal's schema setup failed (log: $LOGS/temporal-schema.log)"
 }
 
-# temporal_config: the server's config (config/cluster.yaml under DIR/temporal),
-# written on every start from the ports. Facts from the server's own
-# config/development-postgres12.yaml and docker/config_template.yaml.
 temporal_config() {
-	local c=$DIR/temporal/config
-	mkdir -p "$c"
 	if [[ -f $DIR/temporal/shards && $(<"$DIR/temporal/shards") != "$SHARDS" ]]; then
 		die "Temporal's history shards are fixed at $(<"$DIR/temporal/shards") for $DIR; a different PARLEY_CLUSTER_HISTORY_SHARDS needs a new cluster directory"
 	fi
+	mkdir -p "$DIR/temporal"
 	echo "$SHARDS" >"$DIR/temporal/shards"
-	cat >"$c/dynamicconfig.yaml" <<-'EOF'
-		# Temporal dynamic config for make cluster (read every 10 s).
-		limit.maxIDLength:
-		  - value: 255
-		    constraints: {}
-	EOF
-	cat >"$c/cluster.yaml" <<-EOF
-		# Written by scripts/cluster.sh from .cluster/ports; edits are overwritten.
-		log:
-		  stdout: true
-		  level: warn
-		persistence:
-		  defaultStore: postgres-default
-		  visibilityStore: postgres-visibility
-		  numHistoryShards: $SHARDS
-		  datastores:
-		    postgres-default:
-		      sql:
-		        pluginName: postgres12
-		        databaseName: temporal
-		        connectAddr: 127.0.0.1:${PORT[pg]}
-		        connectProtocol: tcp
-		        user: postgres
-		        password: ""
-		        maxConns: 20
-		        maxIdleConns: 20
-		        maxConnLifetime: 1h
-		    postgres-visibility:
-		      sql:
-		        pluginName: postgres12
-		        databaseName: temporal_visibility
-		        connectAddr: 127.0.0.1:${PORT[pg]}
-		        connectProtocol: tcp
-		        user: postgres
-		        password: ""
-		        maxConns: 10
-		        maxIdleConns: 10
-		        maxConnLifetime: 1h
-		global:
-		  membership:
-		    maxJoinDuration: 30s
-		    broadcastAddress: 127.0.0.1
-		  metrics:
-		    prometheus:
-		      framework: tally
-		      timerType: histogram
-		      listenAddress: 127.0.0.1:${PORT[temporal_metrics]}
-		services:
-		  frontend:
-		    rpc:
-		      grpcPort: ${PORT[temporal]}
-		      membershipPort: ${PORT[temporal_frontend_member]}
-		      bindOnLocalHost: true
-		      httpPort: ${PORT[temporal_http]}
-		  history:
-		    rpc:
-		      grpcPort: ${PORT[temporal_history]}
-		      membershipPort: ${PORT[temporal_history_member]}
-		      bindOnLocalHost: true
-		  matching:
-		    rpc:
-		      grpcPort: ${PORT[temporal_matching]}
-		      membershipPort: ${PORT[temporal_matching_member]}
-		      bindOnLocalHost: true
-		  worker:
-		    rpc:
-		      grpcPort: ${PORT[temporal_worker]}
-		      membershipPort: ${PORT[temporal_worker_member]}
-		      bindOnLocalHost: true
-		clusterMetadata:
-		  enableGlobalNamespace: false
-		  failoverVersionIncrement: 10
-		  masterClusterName: active
-		  currentClusterName: active
-		  clusterInformation:
-		    active:
-		      enabled: true
-		      initialFailoverVersion: 1
-		      rpcName: frontend
-		      rpcAddress: 127.0.0.1:${PORT[temporal]}
-		      httpAddress: 127.0.0.1:${PORT[temporal_http]}
-		dcRedirectionPolicy:
-		  policy: noop
-		archival:
-		  history:
-		    state: disabled
-		  visibility:
-		    state: disabled
-		namespaceDefaults:
-		  archival:
-		    history:
-		      state: disabled
-		    visibility:
-		      state: disabled
-		dynamicConfigClient:
-		  filepath: $c/dynamicconfig.yaml
-		  pollInterval: 10s
-	EOF
+	temporal_env "$ROOT/scripts/cluster-temporal.sh" config "$DIR/temporal/config" cluster
 }
 
 temporal_ready() {
@@ -458,8 +351,8 @@ start_temporal() {
 		--allow-no-auth start
 	wait_until temporal temporal_ready
 	if ! namespace_ready >/dev/null 2>&1; then
-		"$BIN/temporal" operator namespace create --namespace default --retention 72h \
-			--address "127.0.0.1:${PORT[temporal]}" >>"$LOGS/temporal.log" 2>&1 || true
+		temporal_env TEMPORAL_CLI="$BIN/temporal" "$ROOT/scripts/cluster-temporal.sh" namespace \
+			>>"$LOGS/temporal.log" 2>&1 || true
 		wait_until temporal namespace_ready
 	fi
 }
