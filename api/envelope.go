@@ -107,7 +107,7 @@ func (s *Server) classify(err error) *problem.Error {
 		return problem.New(problem.TooManyJobs, d)
 	case errors.Is(err, storage.ErrNotFound):
 		return problem.New(problem.NotFound, nil)
-	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded), storage.Unavailable(err):
 		return problem.Wrap(problem.ServiceUnavailable, err)
 	}
 	return problem.Wrap(problem.Internal, err)
