@@ -56,6 +56,20 @@ usage() {
 
 is_root() { ((EUID == 0)); }
 
+# setting NAME DEFAULT: NAME from the environment, else as the last `up`
+# wrote it into DIR/env (so `scripts/cluster.sh start minio3` by hand keeps
+# the cluster's settings), else DEFAULT.
+setting() {
+	if [[ -n ${!1:-} ]]; then
+		echo "${!1}"
+		return
+	fi
+	local v
+	v=$(sed -n "s/^export $1=//p" "$DIR/env" 2>/dev/null | tail -n 1)
+	v=${v#\'}
+	echo "${v%\'}" | grep . || echo "$2"
+}
+
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 LOGS=$DIR/logs
@@ -109,9 +123,14 @@ load_ports() {
 		PORT[$name]=$p
 		taken+="$p "
 	done
-	local tmp=$DIR/ports.tmp
-	for name in "${PORT_NAMES[@]}"; do echo "$name=${PORT[$name]}"; done >"$tmp"
-	mv -f "$tmp" "$DIR/ports"
+	# Written only when it changes (several cluster.sh may run at once: the
+	# chaos run stops and starts processes concurrently).
+	local content
+	content=$(for name in "${PORT_NAMES[@]}"; do echo "$name=${PORT[$name]}"; done)
+	if [[ ! -f $DIR/ports || $(<"$DIR/ports") != "$content" ]]; then
+		echo "$content" >"$DIR/ports.tmp.$$"
+		mv -f "$DIR/ports.tmp.$$" "$DIR/ports"
+	fi
 }
 
 # ---- processes ----------------------------------------------------------------
@@ -263,6 +282,8 @@ write_env() {
 		echo "export PARLEY_CLUSTER_DIR=$(quote "$DIR")"
 		echo "export PARLEY_CLUSTER_API1=http://127.0.0.1:${PORT[api1]}"
 		echo "export PARLEY_CLUSTER_API2=http://127.0.0.1:${PORT[api2]}"
+		echo "export PARLEY_CLUSTER_STALE_UPLOADS_EXPIRY=$STALE_UPLOADS_EXPIRY"
+		echo "export PARLEY_CLUSTER_STALE_UPLOADS_CLEANUP=$STALE_UPLOADS_CLEANUP"
 		# Operator extras passed through unchanged (e.g. PARLEY_LOG_LEVEL,
 		# PARLEY_URL_ALLOW_CIDRS for webhooks to loopback receivers).
 		local v
@@ -279,8 +300,14 @@ write_env() {
 
 pg_ready() { pg_isready -q -h 127.0.0.1 -p "${PORT[pg]}" -U postgres; }
 
+# PostgreSQL's default of 100 connections is less than the cluster's pools
+# can open: Temporal's server (maxConns 20 + 10 per datastore, per service),
+# and 32 for each Parley process. At 100, "sorry, too many clients" refused
+# Parley's carrier callbacks under the chaos run's load.
+PG_MAX_CONNECTIONS=${PARLEY_PG_MAX_CONNECTIONS:-400}
+
 start_postgres() {
-	PARLEY_PG_PORT=${PORT[pg]} PARLEY_READY_TIMEOUT=$READY_TIMEOUT \
+	PARLEY_PG_PORT=${PORT[pg]} PARLEY_READY_TIMEOUT=$READY_TIMEOUT PARLEY_PG_MAX_CONNECTIONS=$PG_MAX_CONNECTIONS \
 		"$ROOT/scripts/services.sh" postgres-start "$DIR" 9>&-
 }
 
@@ -384,6 +411,13 @@ start_temporal_ui() {
 
 # ---- MinIO ----------------------------------------------------------------------------
 
+# A client's upload cut off mid-way (its API process killed) leaves an
+# incomplete multipart upload that no S3 listing by prefix shows (MinIO lists
+# multipart uploads of one exact key only); MinIO itself removes those older
+# than this expiry, checking at this interval. MinIO's defaults: 24h and 6h.
+STALE_UPLOADS_EXPIRY=$(setting PARLEY_CLUSTER_STALE_UPLOADS_EXPIRY 24h)
+STALE_UPLOADS_CLEANUP=$(setting PARLEY_CLUSTER_STALE_UPLOADS_CLEANUP 6h)
+
 # One deployment of four node processes, one drive each: MinIO's erasure
 # coding gives a 4-drive set parity EC:2, so reads and writes keep working
 # with any one node down (writes need 3 of 4 drives).
@@ -419,6 +453,8 @@ start_minio() { # start_minio N
 	# otherwise refuses (in production each node has drives of its own).
 	spawn "minio$n" MINIO_ROOT_USER="$MINIO_USER" MINIO_ROOT_PASSWORD="$MINIO_PASSWORD" \
 		_MINIO_SERVER_LOCAL="127.0.0.1:${PORT[minio$n]}" MINIO_CI_CD=on \
+		MINIO_API_STALE_UPLOADS_EXPIRY="$STALE_UPLOADS_EXPIRY" \
+		MINIO_API_STALE_UPLOADS_CLEANUP_INTERVAL="$STALE_UPLOADS_CLEANUP" \
 		MINIO_BROWSER=on MINIO_UPDATE=off -- \
 		"$BIN/minio" server --address "127.0.0.1:${PORT[minio$n]}" "${console[@]}" "${endpoints[@]}"
 }
@@ -442,7 +478,10 @@ front_config() {
 			error_log $LOGS/front.log warn;
 			events { worker_connections 1024; }
 			http {
-			  access_log off;
+			  # Which node answered what: the first place to look when a
+			  # request through the front failed.
+			  log_format front '\$time_iso8601 \$status \$request_method \$uri \$upstream_addr \$upstream_status \$request_time';
+			  access_log $LOGS/front-access.log front buffer=64k flush=1s;
 			  client_body_temp_path $c/tmp/body;
 			  proxy_temp_path $c/tmp/proxy;
 			  fastcgi_temp_path $c/tmp/fastcgi;

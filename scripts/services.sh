@@ -17,6 +17,7 @@
 # Other knobs:
 #   DATABASE_URL           when set, no PostgreSQL is started; DIR/env passes it on
 #   PARLEY_PG_FSYNC_OFF=1  fsync, synchronous_commit, full_page_writes off (tests)
+#   PARLEY_PG_MAX_CONNECTIONS  PostgreSQL's max_connections (default: its own, 100)
 #   PARLEY_HEADLESS=1      no Temporal web UI, no MinIO console (tests)
 #   PARLEY_TOOLS_BIN       where temporal and minio are (default: <repo>/bin)
 #   PARLEY_PG_BIN          PostgreSQL server binaries (default: newest
@@ -241,6 +242,10 @@ start_postgres() {
 	opts="-p $PG_PORT -k '$sock' -c listen_addresses=127.0.0.1"
 	if [[ ${PARLEY_PG_FSYNC_OFF:-} == 1 ]]; then
 		opts+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	fi
+	if [[ -n ${PARLEY_PG_MAX_CONNECTIONS:-} ]]; then
+		[[ $PARLEY_PG_MAX_CONNECTIONS =~ ^[0-9]+$ ]] || fail "" "invalid PARLEY_PG_MAX_CONNECTIONS '$PARLEY_PG_MAX_CONNECTIONS'"
+		opts+=" -c max_connections=$PARLEY_PG_MAX_CONNECTIONS"
 	fi
 	as_pg "$bin/pg_ctl" -D "$PGDATA" -l "$LOGS/postgres.log" -o "$opts" -w -t "$READY_TIMEOUT" start \
 		>/dev/null || fail postgres "postgres did not start"
