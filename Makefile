@@ -135,9 +135,12 @@ cluster-smoke:
 # (cmd/chaos). Its processes need webhooks to a loopback receiver and short
 # chunks (a 40 s recording is split); the run restarts them with these. MinIO
 # expires incomplete uploads after 2 minutes (checked every minute), so the
-# run sees the upload its killed API process cut off go within -upload-cleanup.
+# run sees the upload its killed API process cut off go within -upload-cleanup;
+# unsettled SMS are asked of the carrier every 30 s (callbacks lost while the
+# API or PostgreSQL restarts are caught up by that refresh; default 5 min).
 CHAOS_ENV   ?= PARLEY_URL_ALLOW_CIDRS=127.0.0.1/32 PARLEY_SPLIT_ABOVE=30s PARLEY_CHUNK_LENGTH=15s \
-               PARLEY_CLUSTER_STALE_UPLOADS_EXPIRY=2m PARLEY_CLUSTER_STALE_UPLOADS_CLEANUP=1m
+               PARLEY_CLUSTER_STALE_UPLOADS_EXPIRY=2m PARLEY_CLUSTER_STALE_UPLOADS_CLEANUP=1m \
+               PARLEY_SMS_REFRESH_INTERVAL=30s
 CHAOSFLAGS  ?= -upload-cleanup 4m
 
 chaos: packages tools cluster-tools build

@@ -151,6 +151,21 @@ func (r *run) checkJobs(ctx context.Context) {
 	}
 }
 
+// sendDuplicate sends, straight to the carrier, a second SMS to the first
+// recipient of the first batch: the check below must then fail.
+func (r *run) sendDuplicate(ctx context.Context) error {
+	if len(r.batches) == 0 || len(r.batches[0].Recipients) == 0 {
+		return fmt.Errorf("no batch to duplicate a recipient of")
+	}
+	carrier, err := twilio.NewClient(twilio.Config{BaseURL: r.c.env["PARLEY_TWILIO_BASE_URL"],
+		AccountSID: r.c.env["PARLEY_TWILIO_ACCOUNT_SID"], AuthToken: r.c.env["PARLEY_TWILIO_AUTH_TOKEN"]})
+	if err != nil {
+		return err
+	}
+	_, err = carrier.Send(ctx, twilio.SendRequest{From: r.sender, To: r.batches[0].Recipients[0], Body: "chaos self-test duplicate"})
+	return err
+}
+
 // checkSMS: every recipient at the carrier exactly once, every accepted
 // message charged once, none left unsettled.
 func (r *run) checkSMS(ctx context.Context) {

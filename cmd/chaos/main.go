@@ -68,6 +68,7 @@ func main() {
 	batchSize := fs.Int("batch", 2000, "recipients of the big SMS batch")
 	settle := fs.Duration("settle", 20*time.Minute, "how long the work may take to settle after the last fault")
 	uploadCleanup := fs.Duration("upload-cleanup", 0, "cleanup period for orphaned uploads: when set, wait that long after the run and count an orphan left then as a failure; 0 only reports them")
+	duplicate := fs.Bool("selftest-duplicate", false, "hand one batch recipient's SMS to the carrier a second time behind Parley's back, to see the run fail")
 	_ = fs.Parse(os.Args[1:])
 
 	r, err := newRun(ctx, root, dir)
@@ -79,6 +80,7 @@ func main() {
 	r.batchSize = *batchSize
 	r.settle = *settle
 	r.uploadCleanup = *uploadCleanup
+	r.selftestDuplicate = *duplicate
 	if err := r.setup(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos: setup:", err)
 		os.Exit(2)
@@ -88,6 +90,11 @@ func main() {
 		// a run cut short too.
 		r.find(true, "fault injection stopped: %v", err)
 		r.logf("fault injection stopped: %v", err)
+	}
+	if r.selftestDuplicate {
+		if err := r.sendDuplicate(ctx); err != nil {
+			r.find(true, "self-test duplicate: %v", err)
+		}
 	}
 	// Everything but the stopped MinIO node comes back (a no-op for what
 	// is running).

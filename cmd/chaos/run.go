@@ -29,9 +29,10 @@ type run struct {
 	start    time.Time
 	work     string // .cluster/chaos: generated media
 
-	batchSize     int
-	settle        time.Duration
-	uploadCleanup time.Duration
+	batchSize         int
+	settle            time.Duration
+	uploadCleanup     time.Duration
+	selftestDuplicate bool
 
 	account string
 	sender  string
