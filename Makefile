@@ -71,7 +71,7 @@ help:
 
 # parley links libpocketsphinx with cgo: packages installs its headers.
 build: packages
-	$(GO) build -o bin/parley ./cmd/parley
+	$(GO) build -buildvcs=auto -o bin/parley ./cmd/parley
 
 tools: bin/temporal bin/minio
 

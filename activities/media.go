@@ -16,6 +16,7 @@ import (
 	"parley/platform/problem"
 	"parley/provider/media"
 	"parley/rules/jobspec"
+	"parley/service/jobs"
 	"parley/storage"
 	"parley/workflows"
 )
@@ -51,8 +52,8 @@ func (p *progressWriter) Write(b []byte) (int, error) {
 // an upload's admission), then stores it under the job's key.
 func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.DownloadResult, error) {
 	defer keepAlive(ctx)()
-	jobs := storage.Jobs{DB: a.DB}
-	job, err := jobs.Get(ctx, in.JobID)
+	repo := storage.Jobs{DB: a.DB}
+	job, err := repo.Get(ctx, in.JobID)
 	if err != nil {
 		return workflows.DownloadResult{}, err
 	}
@@ -77,7 +78,7 @@ func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.
 		return workflows.DownloadResult{}, a.downloadError(err)
 	}
 	info, err := a.Tool.Probe(ctx, path)
-	if err := jobspec.Accept(job.Kind, info, err); err != nil {
+	if err := jobs.Accept(job.Kind, info, err); err != nil {
 		return workflows.DownloadResult{}, a.refused(err)
 	}
 	if err := a.reserve(ctx, &job, info.DurationSec); err != nil {
@@ -88,7 +89,7 @@ func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.
 		return workflows.DownloadResult{}, err
 	}
 	job.MediaKey = &key
-	if err := jobs.Update(ctx, &job, "media_key", "duration_sec", "cost_micros", "cleanup_cost_micros", "burn_cost_micros"); err != nil {
+	if err := repo.Update(ctx, &job, "media_key", "duration_sec", "cost_micros", "cleanup_cost_micros", "burn_cost_micros"); err != nil {
 		return workflows.DownloadResult{}, err
 	}
 	return workflows.DownloadResult{MediaKey: key, DurationSec: info.DurationSec}, nil

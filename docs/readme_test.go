@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"parley/platform/version"
 )
 
 // treeMarker opens the README's map of the tree; the fenced block after it
@@ -90,4 +92,22 @@ func TestREADMEMapMatchesTheTree(t *testing.T) {
 			t.Errorf("README.md's map of the tree names %s/, which does not exist", f)
 		}
 	}
+}
+
+// CHANGELOG.md's newest release is the one the binary says it is.
+func TestChangelogNamesTheRelease(t *testing.T) {
+	log, err := os.ReadFile("../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(log)) {
+		if heading, ok := strings.CutPrefix(line, "## v"); ok {
+			got, _, _ := strings.Cut(strings.TrimSpace(heading), " ")
+			if got != version.Release {
+				t.Errorf("CHANGELOG.md's newest release is v%s, platform/version.Release is %s", got, version.Release)
+			}
+			return
+		}
+	}
+	t.Error("CHANGELOG.md has no release section (## vX.Y.Z)")
 }

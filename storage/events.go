@@ -62,13 +62,6 @@ func (r Events) Record(ctx context.Context, accountID, typ, subject string, buil
 	return e, nil
 }
 
-// Get reads one event.
-func (r Events) Get(ctx context.Context, id int64) (Event, error) {
-	var e Event
-	err := r.DB.NewSelect().Model(&e).Where("id = ?", id).Scan(ctx)
-	return e, notFound(err)
-}
-
 // Notification statuses of the outbox.
 const (
 	NotificationQueued  = "queued"

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -491,12 +492,16 @@ func (r SMS) FailUnsent(ctx context.Context, batchID, messageID int64, code, mes
 // only; errorCode/errorMessage are kept when the status is a failure. It
 // reports the message as it is now and whether it moved.
 func (r SMS) Advance(ctx context.Context, sid, status, errorCode, errorMessage string) (SMSMessage, bool, error) {
+	return advance(ctx, r.DB, sid, status, errorCode, errorMessage)
+}
+
+func advance(ctx context.Context, db bun.IDB, sid, status, errorCode, errorMessage string) (SMSMessage, bool, error) {
 	lower := sms.Below(status)
 	if len(lower) == 0 {
 		return SMSMessage{}, false, fmt.Errorf("sms: %q is not a status a message moves to", status)
 	}
 	var m SMSMessage
-	q := r.DB.NewUpdate().Model(&m).Set("status = ?", status).
+	q := db.NewUpdate().Model(&m).Set("status = ?", status).
 		Where("upstream_sid = ? AND status IN (?)", sid, bun.In(lower)).Returning("*")
 	if status == sms.Delivered {
 		q = q.Set("delivered_at = now()")
@@ -511,7 +516,7 @@ func (r SMS) Advance(ctx context.Context, sid, status, errorCode, errorMessage s
 	if notFound(err) != ErrNotFound {
 		return m, false, fmt.Errorf("advance sms %s: %w", sid, err)
 	}
-	err = r.DB.NewSelect().Model(&m).Where("upstream_sid = ?", sid).Scan(ctx)
+	err = db.NewSelect().Model(&m).Where("upstream_sid = ?", sid).Scan(ctx)
 	return m, false, notFound(err)
 }
 
@@ -520,11 +525,26 @@ func (r SMS) Advance(ctx context.Context, sid, status, errorCode, errorMessage s
 // batch's message fails late, sets the batch's outcome again. It returns
 // the message as it is now and whether it moved.
 func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (SMSMessage, bool, error) {
-	m, moved, err := r.Advance(ctx, sid, status, errorCode, errorMessage)
-	if err != nil || !moved || m.BatchID == nil || (status != sms.Undelivered && status != sms.Failed) {
-		return m, moved, err
-	}
-	_, err = r.ConcludeBatch(ctx, *m.BatchID)
+	// One transaction: a reader never sees the message's late failure
+	// without the batch's new outcome, and a crash between the two cannot
+	// leave the batch behind (a repeated callback would not move the
+	// message again).
+	var m SMSMessage
+	var moved bool
+	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		m, moved, err = advance(ctx, tx, sid, status, errorCode, errorMessage)
+		if err != nil || !moved || m.BatchID == nil || (status != sms.Undelivered && status != sms.Failed) {
+			return err
+		}
+		// The batch's row lock orders concurrent late outcomes: the
+		// statement after it reads every message committed before it.
+		if _, err := tx.NewRaw("SELECT id FROM sms_batches WHERE id = ? FOR UPDATE", *m.BatchID).Exec(ctx); err != nil {
+			return fmt.Errorf("lock sms batch %d: %w", *m.BatchID, err)
+		}
+		_, err = concludeBatch(ctx, tx, *m.BatchID)
+		return err
+	})
 	return m, moved, err
 }
 
@@ -552,8 +572,12 @@ func (r SMS) StartBatch(ctx context.Context, id int64) error {
 // otherwise. It is called when the send phase ends and again whenever a
 // late outcome could change it; completedAt is set the first time.
 func (r SMS) ConcludeBatch(ctx context.Context, id int64) (SMSBatch, error) {
+	return concludeBatch(ctx, r.DB, id)
+}
+
+func concludeBatch(ctx context.Context, db bun.IDB, id int64) (SMSBatch, error) {
 	var b SMSBatch
-	err := r.DB.NewRaw(`WITH c AS (
+	err := db.NewRaw(`WITH c AS (
 			SELECT count(*) FILTER (WHERE status = 'queued') AS queued,
 			       count(*) FILTER (WHERE status IN ('failed', 'undelivered')) AS failed,
 			       count(*) AS total
@@ -564,7 +588,8 @@ func (r SMS) ConcludeBatch(ctx context.Context, id int64) (SMSBatch, error) {
 		FROM c WHERE b.id = ? AND c.queued = 0
 		RETURNING b.*`, id, id).Scan(ctx, &b)
 	if notFound(err) == ErrNotFound {
-		return r.Batch(ctx, id)
+		err = db.NewSelect().Model(&b).Where("id = ?", id).Scan(ctx)
+		return b, notFound(err)
 	}
 	return b, err
 }
@@ -579,14 +604,19 @@ func (r SMS) Batch(ctx context.Context, id int64) (SMSBatch, error) {
 // BatchOwned reads an account's batch with its messages in recipient order.
 func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (SMSBatch, []SMSMessage, error) {
 	var b SMSBatch
-	if err := r.DB.NewSelect().Model(&b).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx); err != nil {
-		return b, nil, notFound(err)
-	}
 	var ms []SMSMessage
-	if err := r.DB.NewSelect().Model(&ms).Where("batch_id = ?", id).OrderExpr("id").Scan(ctx); err != nil {
-		return b, nil, fmt.Errorf("batch %d messages: %w", id, err)
-	}
-	return b, ms, nil
+	// One snapshot for both reads, so the batch's counts and status agree
+	// with its messages while outcomes arrive.
+	err := r.DB.RunInTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewSelect().Model(&b).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx); err != nil {
+			return notFound(err)
+		}
+		if err := tx.NewSelect().Model(&ms).Where("batch_id = ?", id).OrderExpr("id").Scan(ctx); err != nil {
+			return fmt.Errorf("batch %d messages: %w", id, err)
+		}
+		return nil
+	})
+	return b, ms, err
 }
 
 // Unsettled are the messages the carrier accepted whose delivery is not

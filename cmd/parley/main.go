@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
+
+	"parley/platform/version"
 )
 
 const usage = `usage: parley <command>
@@ -21,6 +24,7 @@ const usage = `usage: parley <command>
   voice-provider           local stand-in voice provider (ElevenLabs Agents) with demo calls, for development
   mailcatcher              local mail catcher: takes SMTP and shows the mail on a web page, for development
   vapid generate           print a new Web Push (VAPID) key pair as env lines
+  version                  print the release and the commit this binary was built from
 `
 
 func main() {
@@ -62,6 +66,12 @@ func run(ctx context.Context, args []string) error {
 		return runMailcatcher(ctx)
 	case "vapid":
 		return vapid(os.Stdout, args[1:])
+	case "version":
+		if len(args) > 1 {
+			return fmt.Errorf("version takes no arguments")
+		}
+		fmt.Printf("parley %s (%s)\n", version.String(), runtime.Version())
+		return nil
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

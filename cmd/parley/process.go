@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -20,6 +19,7 @@ import (
 	"parley/platform/i18n"
 	"parley/platform/netguard"
 	"parley/platform/temporalclient"
+	"parley/platform/version"
 	"parley/provider/elevenlabs"
 	"parley/provider/mail"
 	"parley/provider/media"
@@ -35,23 +35,6 @@ import (
 	"parley/worker"
 	"parley/workflows"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = ""
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
-		}
-	}
-	return "dev"
-}
 
 func newLogger(level string) (*logrus.Logger, error) {
 	l := logrus.New()
@@ -300,7 +283,7 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	if withAPI {
 		srv := api.NewServer(api.Deps{
 			Config: s.cfg, Store: storage.NewStore(s.db), Objects: s.objects, Temporal: s.temporal, Speech: s.engine, Media: media.NewTool(),
-			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log, Version: buildVersion(),
+			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log, Version: version.String(),
 		})
 		httpServer := newHTTPServer(s.cfg, srv.Handler())
 		g.Go(func() error { srv.Run(ctx); return nil })

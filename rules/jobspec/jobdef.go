@@ -5,11 +5,8 @@
 package jobspec
 
 import (
-	"errors"
 	"fmt"
 
-	"parley/platform/problem"
-	"parley/provider/media"
 	"parley/rules/billing"
 )
 
@@ -35,9 +32,6 @@ const (
 	Done         Status = "done"
 	Failed       Status = "failed"
 )
-
-// Final reports whether s ends a job.
-func Final(s Status) bool { return s == Done || s == Failed }
 
 // Costs are a job's priced stages, in micro-dollars, as stored on the job.
 type Costs struct {
@@ -130,23 +124,6 @@ func Price(c *Costs, st []Stage, seconds float64, perMinute PerMinute) error {
 			return err
 		}
 		*s.Cost(c) = billing.ForDuration(seconds, p)
-	}
-	return nil
-}
-
-// Accept refuses media a job cannot use: unreadable media, media without an
-// audio stream, and (subtitles) media without a video stream. err is what
-// probing the media returned.
-func Accept(k Kind, info media.Info, err error) error {
-	switch {
-	case errors.Is(err, media.ErrUnreadable):
-		return problem.Wrap(problem.MediaUnreadable, err)
-	case err != nil:
-		return err
-	case !info.HasAudio:
-		return problem.New(problem.NoAudioStream, nil)
-	case k == Subtitles && !info.HasVideo:
-		return problem.Wrap(problem.MediaUnreadable, errors.New("no video stream"))
 	}
 	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"testing"
 
-	"parley/platform/problem"
-	"parley/provider/media"
 	"parley/rules/billing"
 )
 
@@ -70,36 +68,5 @@ func TestPriceBillsEverySecondAtThePerMinutePrice(t *testing.T) {
 	boom := errors.New("no price")
 	if err := Price(&c, Stages(Transcription, false), 1, func(string) (billing.Micros, error) { return 0, boom }); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
-	}
-}
-
-func TestAcceptRefusesMediaAJobCannotUse(t *testing.T) {
-	audio := media.Info{HasAudio: true}
-	video := media.Info{HasAudio: true, HasVideo: true}
-	tests := []struct {
-		kind     Kind
-		info     media.Info
-		probeErr error
-		want     string
-	}{
-		{Transcription, audio, nil, ""},
-		{Subtitles, video, nil, ""},
-		{Subtitles, audio, nil, problem.MediaUnreadable},
-		{Transcription, media.Info{HasVideo: true}, nil, problem.NoAudioStream},
-		{Transcription, media.Info{}, media.ErrUnreadable, problem.MediaUnreadable},
-	}
-	for _, tt := range tests {
-		err := Accept(tt.kind, tt.info, tt.probeErr)
-		p, _ := problem.As(err)
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("%s %+v: %v", tt.kind, tt.info, err)
-		case tt.want != "" && (p == nil || p.Code != tt.want):
-			t.Errorf("%s %+v: %v, want %s", tt.kind, tt.info, err, tt.want)
-		}
-	}
-	other := errors.New("store down")
-	if err := Accept(Transcription, media.Info{}, other); !errors.Is(err, other) {
-		t.Errorf("an outage is passed through: %v", err)
 	}
 }

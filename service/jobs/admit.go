@@ -237,7 +237,7 @@ func (s *Service) withMedia(ctx context.Context, j *storage.Job, up Upload) erro
 			return problem.Wrap(problem.ServiceUnavailable, statErr)
 		}
 	}
-	if err := jobspec.Accept(j.Kind, info, err); err != nil {
+	if err := Accept(j.Kind, info, err); err != nil {
 		return err
 	}
 	j.DurationSec = &info.DurationSec
@@ -355,4 +355,21 @@ func orZero[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// Accept refuses media a job cannot use: unreadable media, media without an
+// audio stream, and (subtitles) media without a video stream. err is what
+// probing the media returned.
+func Accept(k jobspec.Kind, info media.Info, err error) error {
+	switch {
+	case errors.Is(err, media.ErrUnreadable):
+		return problem.Wrap(problem.MediaUnreadable, err)
+	case err != nil:
+		return err
+	case !info.HasAudio:
+		return problem.New(problem.NoAudioStream, nil)
+	case k == jobspec.Subtitles && !info.HasVideo:
+		return problem.Wrap(problem.MediaUnreadable, errors.New("no video stream"))
+	}
+	return nil
 }
