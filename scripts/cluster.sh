@@ -462,9 +462,9 @@ start_minio() { # start_minio N
 # ---- the front (nginx) ------------------------------------------------------------
 
 # nginx, as an operator would put it before MinIO nodes and API processes:
-# round robin, a node that refuses connections or answers 502/503/504 is
-# skipped for 10 s and the request goes to the next one (MinIO's nodes are
-# all equal: any node serves any object). Bodies stream through both ways
+# round robin; a request a server refuses (or, for MinIO, answers 502/503/504)
+# goes to the next one, and a MinIO node that failed is skipped for 10 s
+# (MinIO's nodes are all equal: any node serves any object). Bodies stream through both ways
 # (no buffering), so a 500 MB upload never lands on nginx's disk.
 front_config() {
 	local c=$DIR/front i
@@ -502,9 +502,13 @@ front_config() {
 		cat <<-EOF
 			    keepalive 32;
 			  }
+			  # max_fails=0: an API process is never marked down, a refused
+			  # connection just moves the request to the other one. Marked
+			  # down for 10 s, both processes restarted one after the other
+			  # left nginx with "no live upstreams" (502) while both were up.
 			  upstream parley_api {
-			    server 127.0.0.1:${PORT[api1]} max_fails=1 fail_timeout=10s;
-			    server 127.0.0.1:${PORT[api2]} max_fails=1 fail_timeout=10s;
+			    server 127.0.0.1:${PORT[api1]} max_fails=0;
+			    server 127.0.0.1:${PORT[api2]} max_fails=0;
 			    keepalive 32;
 			  }
 			  server {
