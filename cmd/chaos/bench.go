@@ -62,7 +62,9 @@ func benchMain(ctx context.Context, root, dir string, args []string) error {
 		if err != nil {
 			return err
 		}
-		t := benchTarget{name: fmt.Sprintf("cluster, %d worker process(es)", workers), env: c.env, apiBase: c.env["PARLEY_BASE_URL"], root: root}
+		t := benchTarget{name: fmt.Sprintf("cluster, %d worker process(es)", workers), env: c.env, apiBase: c.env["PARLEY_BASE_URL"], root: root,
+			pids:     func() []int { return []int{c.pidOf("worker1"), c.pidOf("worker2")} },
+			temporal: func() []int { return []int{c.pidOf("temporal")} }}
 		res, err := t.measure(ctx, r, *jobs, *recipients)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
@@ -97,6 +99,12 @@ type benchTarget struct {
 	env     map[string]string
 	apiBase string
 	root    string
+	// pids lists the processes that run the work (workers; for make dev
+	// the one parley dev process): their CPU time is the per-core figure
+	// that the load of other work on the machine does not skew.
+	pids func() []int
+	// temporal is the Temporal server's pid (the dev server for make dev).
+	temporal func() []int
 }
 
 type benchResult struct {
@@ -111,6 +119,9 @@ type benchResult struct {
 	audioMinPerMin         float64
 	messagesPerSec         float64
 	failedJobs, failedMsgs int
+	jobsCPU, smsCPU        float64 // CPU seconds of pids during each phase
+	jobsTemporalCPU        float64 // and of the Temporal server
+	smsTemporalCPU         float64
 }
 
 // measure: jobs transcriptions of the 40 s recording at once, then one batch
@@ -145,6 +156,7 @@ func (t benchTarget) measure(ctx context.Context, r *run, jobs, recipients int) 
 	defer db.Close()
 
 	// Transcriptions.
+	cpu0, tcpu0 := cpuSeconds(t.pids()), cpuSeconds(t.temporal())
 	start := time.Now()
 	ids := make([]int64, jobs)
 	var wg sync.WaitGroup
@@ -182,6 +194,8 @@ func (t benchTarget) measure(ctx context.Context, r *run, jobs, recipients int) 
 		return res, fmt.Errorf("transcriptions did not finish: %w", err)
 	}
 	res.jobsWall = time.Since(start)
+	res.jobsCPU = cpuSeconds(t.pids()) - cpu0
+	res.jobsTemporalCPU = cpuSeconds(t.temporal()) - tcpu0
 	_ = db.QueryRowContext(ctx, `SELECT coalesce(sum(duration_sec), 0), count(*) FILTER (WHERE status = 'failed') FROM jobs WHERE account_id = $1`, account).
 		Scan(&res.audioSec, &res.failedJobs)
 
@@ -191,6 +205,7 @@ func (t benchTarget) measure(ctx context.Context, r *run, jobs, recipients int) 
 	for i, p := range to {
 		list[i] = map[string]any{"phone": p}
 	}
+	cpu0, tcpu0 = cpuSeconds(t.pids()), cpuSeconds(t.temporal())
 	start = time.Now()
 	var out struct {
 		JobID int64 `json:"jobId"`
@@ -207,6 +222,8 @@ func (t benchTarget) measure(ctx context.Context, r *run, jobs, recipients int) 
 		return res, fmt.Errorf("batch %d did not complete: %w", out.JobID, err)
 	}
 	res.smsWall = time.Since(start)
+	res.smsCPU = cpuSeconds(t.pids()) - cpu0
+	res.smsTemporalCPU = cpuSeconds(t.temporal()) - tcpu0
 	_ = db.QueryRowContext(ctx, `SELECT count(*) FROM sms_messages WHERE batch_id = $1 AND status = 'failed'`, out.JobID).Scan(&res.failedMsgs)
 	res.loadAfter = loadavg()
 	res.transcriptionsPerMin = float64(jobs) / res.jobsWall.Minutes()
@@ -287,7 +304,14 @@ func benchDev(ctx context.Context, r *run, root string, jobs, recipients int) (b
 	if err != nil {
 		return benchResult{}, err
 	}
-	t := benchTarget{name: "make dev shape (one parley dev, dev server, one MinIO drive)", env: env, apiBase: base, root: root}
+	devPid := cmd.Process.Pid
+	t := benchTarget{name: "make dev shape (one parley dev, dev server, one MinIO drive)", env: env, apiBase: base, root: root,
+		pids: func() []int { return childrenNamed(devPid, "parley") },
+		temporal: func() []int {
+			b, _ := os.ReadFile(filepath.Join(devDir, "temporal.pid"))
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return []int{pid}
+		}}
 	return t.measure(ctx, r, jobs, recipients)
 }
 
@@ -336,14 +360,68 @@ func loadavg() string {
 	return strings.Join(fields[:3], " ")
 }
 
+// cpuSeconds sums the user and system CPU time of pids and of their
+// children that have exited (ffmpeg runs), from /proc/PID/stat.
+func cpuSeconds(pids []int) float64 {
+	var ticks float64
+	for _, pid := range pids {
+		if pid <= 0 {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces; the fields after it do not.
+		rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
+		f := strings.Fields(rest)
+		if len(f) < 15 {
+			continue
+		}
+		for _, i := range []int{11, 12, 13, 14} { // utime stime cutime cstime
+			v, _ := strconv.ParseFloat(f[i], 64)
+			ticks += v
+		}
+	}
+	return ticks / 100 // USER_HZ
+}
+
+// childrenNamed returns the pids of ppid's children whose command is name.
+func childrenNamed(ppid int, name string) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, closeIdx := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closeIdx < open {
+			continue
+		}
+		f := strings.Fields(s[closeIdx+2:])
+		if len(f) < 2 || s[open+1:closeIdx] != name || f[1] != strconv.Itoa(ppid) {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.Fields(s)[0]); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 func printBench(w *os.File, results []benchResult) {
 	fmt.Fprintf(w, "\n%d cores (runtime.NumCPU), shared with other work; load average before -> after each row\n\n", runtime.NumCPU())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tTRANSCRIPTIONS\tJOBS/MIN\tAUDIO MIN/MIN\tSMS\tMSG/S\tFAILED\tLOAD")
+	fmt.Fprintln(tw, "TARGET\tTRANSCRIPTIONS\tJOBS/MIN\tAUDIO MIN/MIN\tCPU S/AUDIO MIN (WORKER, TEMPORAL)\tSMS\tMSG/S\tCPU MS/MSG (WORKER, TEMPORAL)\tFAILED\tLOAD")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d x %.0f s in %s\t%.1f\t%.2f\t%d in %s\t%.0f\t%d jobs, %d msgs\t%s -> %s\n",
+		audioMin := r.audioSec / 60
+		msgs := float64(max(r.recipients, 1))
+		fmt.Fprintf(tw, "%s\t%d x %.0f s in %s\t%.1f\t%.2f\t%.1f, %.1f\t%d in %s\t%.0f\t%.2f, %.2f\t%d jobs, %d msgs\t%s -> %s\n",
 			r.target, r.jobs, r.audioSec/float64(max(r.jobs, 1)), r.jobsWall.Round(time.Second), r.transcriptionsPerMin, r.audioMinPerMin,
-			r.recipients, r.smsWall.Round(100*time.Millisecond), r.messagesPerSec, r.failedJobs, r.failedMsgs, r.loadBefore, r.loadAfter)
+			r.jobsCPU/audioMin, r.jobsTemporalCPU/audioMin, r.recipients, r.smsWall.Round(100*time.Millisecond), r.messagesPerSec,
+			r.smsCPU*1000/msgs, r.smsTemporalCPU*1000/msgs, r.failedJobs, r.failedMsgs, r.loadBefore, r.loadAfter)
 	}
 	tw.Flush()
 }
