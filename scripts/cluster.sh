@@ -36,7 +36,6 @@ BIN=$ROOT/bin
 PARLEY=$BIN/parley
 DIR=${PARLEY_CLUSTER_DIR:-$ROOT/.cluster}
 DEV_EMAIL=${PARLEY_DEV_EMAIL:-dev@parley.local}
-SHARDS=${PARLEY_CLUSTER_HISTORY_SHARDS:-4}
 READY_TIMEOUT=${PARLEY_READY_TIMEOUT:-90}
 MINIO_USER=${MINIO_ACCESS_KEY:-parley}
 MINIO_PASSWORD=${MINIO_SECRET_KEY:-parley-secret}
@@ -72,6 +71,8 @@ setting() {
 
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
+# The shards of an existing cluster, unless asked for (then checked).
+SHARDS=${PARLEY_CLUSTER_HISTORY_SHARDS:-$(cat "$DIR/temporal/shards" 2>/dev/null || echo 4)}
 LOGS=$DIR/logs
 RUN=$DIR/run
 mkdir -p "$LOGS" "$RUN"
