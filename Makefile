@@ -19,7 +19,8 @@
 #   make cluster-stop   stop it (data stays); make cluster-smoke  jobs through it
 #   make cluster-tools  bin/temporal-server, bin/temporal-sql-tool, bin/temporal-ui-server
 #   make chaos    on the cluster: kill and restart its parts under a mixed workload,
-#                 then check nothing was lost or done twice (CHAOSFLAGS='-batch 500')
+#                 then check nothing was lost or done twice (CHAOSFLAGS='-batch 200')
+#   make chaos-short    the same, short, on a scratch cluster removed afterwards (CI)
 #   make cluster-bench  throughput on the cluster (1 and 2 workers) and a make dev stack
 
 SHELL := bash
@@ -62,7 +63,7 @@ BENCHFLAGS ?=
 export PKG TESTFLAGS
 
 .PHONY: FORCE all build tools packages dev test vet bench fuzz histories fmt clean clean-dev help \
-	cluster cluster-stop cluster-smoke cluster-tools chaos cluster-bench
+	cluster cluster-stop cluster-smoke cluster-tools chaos chaos-short cluster-bench
 
 all: build
 
@@ -141,11 +142,18 @@ cluster-smoke:
 CHAOS_ENV   ?= PARLEY_URL_ALLOW_CIDRS=127.0.0.1/32 PARLEY_SPLIT_ABOVE=30s PARLEY_CHUNK_LENGTH=15s \
                PARLEY_CLUSTER_STALE_UPLOADS_EXPIRY=2m PARLEY_CLUSTER_STALE_UPLOADS_CLEANUP=1m \
                PARLEY_SMS_REFRESH_INTERVAL=30s
-CHAOSFLAGS  ?= -upload-cleanup 4m
+CHAOS_UPLOAD_CLEANUP ?= 4m
+CHAOSFLAGS  ?=
 
 chaos: packages tools cluster-tools build
 	$(CHAOS_ENV) scripts/cluster.sh up
-	$(GO) run ./cmd/chaos $(CHAOSFLAGS)
+	$(GO) run ./cmd/chaos -upload-cleanup $(CHAOS_UPLOAD_CLEANUP) $(CHAOSFLAGS)
+
+# make chaos-short: the same on a fresh cluster in a scratch directory, with a
+# 200-recipient batch, removed afterwards (about 6 minutes after the tools are
+# built; for CI: scripts/cluster-chaos-short.sh).
+chaos-short: packages tools cluster-tools build
+	scripts/cluster-chaos-short.sh $(CHAOSFLAGS)
 
 # make cluster-bench: transcription and SMS throughput on the cluster with one
 # and two worker processes, then on a make dev-shaped stack (docs/capacity.md).
