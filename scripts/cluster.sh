@@ -192,13 +192,29 @@ spawn() {
 	echo $! >"$RUN/$name.pid"
 }
 
+# started_alive NAME: the process just started for NAME still exists (and
+# is no zombie). Unlike running, it does not read the command line, which
+# is briefly empty while a process execs (setsid, then bash, then the
+# program): read at that moment, a live process looked dead.
+started_alive() {
+	local pid state
+	if [[ $1 == postgres ]]; then
+		pid=$(head -n 1 "$DIR/postgres/postmaster.pid" 2>/dev/null || true)
+	else
+		pid=$(cat "$RUN/$1.pid" 2>/dev/null || true)
+	fi
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{ print $1 }') || return 1
+	[[ -n $state && $state != Z ]]
+}
+
 # wait_until NAME CHECK...: poll CHECK until it succeeds; fail when NAME dies
 # or READY_TIMEOUT passes.
 wait_until() {
 	local name=$1 deadline=$((SECONDS + READY_TIMEOUT))
 	shift
 	until "$@" >/dev/null 2>&1; do
-		running "$name" || {
+		started_alive "$name" || {
 			tail_log "$name"
 			die "$name exited during start-up (log: $LOGS/$name.log)"
 		}
@@ -427,8 +443,12 @@ minio_endpoints() {
 	for i in 1 2 3 4; do echo "http://127.0.0.1:${PORT[minio$i]}$DIR/minio/node$i"; done
 }
 
+# minio_ready N: node N serves requests. Its liveness check answers long
+# before that ("Server not initialized yet" for a second or more after a
+# restart); its own view of the cluster's health is 200 only once it has
+# joined the others with write quorum.
 minio_ready() { # minio_ready N
-	curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:${PORT[minio$1]}/minio/health/live"
+	curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:${PORT[minio$1]}/minio/health/cluster"
 }
 
 minio_cluster_ready() {
@@ -452,7 +472,14 @@ start_minio() { # start_minio N
 	# resolving (MinIO reads it only in containers). MINIO_CI_CD lets the
 	# four drives share the root filesystem, which a distributed MinIO
 	# otherwise refuses (in production each node has drives of its own).
-	spawn "minio$n" MINIO_ROOT_USER="$MINIO_USER" MINIO_ROOT_PASSWORD="$MINIO_PASSWORD" \
+	# The nodes refuse each other unless their MINIO_* settings are the
+	# same: none of the caller's (a shell that sourced .cluster/env has
+	# MINIO_ENDPOINT, MINIO_BUCKET, ... for Parley) reaches them.
+	local unset=() v
+	for v in $(compgen -e); do
+		[[ $v == MINIO_* ]] && unset+=(-u "$v")
+	done
+	spawn "minio$n" "${unset[@]}" MINIO_ROOT_USER="$MINIO_USER" MINIO_ROOT_PASSWORD="$MINIO_PASSWORD" \
 		_MINIO_SERVER_LOCAL="127.0.0.1:${PORT[minio$n]}" MINIO_CI_CD=on \
 		MINIO_API_STALE_UPLOADS_EXPIRY="$STALE_UPLOADS_EXPIRY" \
 		MINIO_API_STALE_UPLOADS_CLEANUP_INTERVAL="$STALE_UPLOADS_CLEANUP" \
