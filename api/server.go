@@ -21,6 +21,14 @@ import (
 	"parley/service/webhooks"
 )
 
+// Database is the health of the database and how its failures read: an
+// error meaning it could not serve at all (restarting, out of connections)
+// answers 503, not 500.
+type Database interface {
+	HealthChecker
+	Unavailable(err error) bool
+}
+
 // HealthChecker is anything GET /health?deep=true can probe.
 type HealthChecker interface {
 	Health(ctx context.Context) error
@@ -46,7 +54,7 @@ type Deps struct {
 	Webhooks *webhooks.Service
 	Push     *notify.Subscriptions
 	Objects  ObjectStore
-	Database HealthChecker
+	Database Database
 	Temporal client.Client
 	Speech   HealthChecker
 	Catalog  *i18n.Catalog
@@ -67,7 +75,7 @@ type Server struct {
 	webhooks *webhooks.Service
 	push     *notify.Subscriptions
 	objects  ObjectStore
-	database HealthChecker
+	database Database
 	temporal client.Client
 	speech   HealthChecker
 	catalog  *i18n.Catalog

@@ -46,6 +46,10 @@ func NewStore(db *bun.DB) Store {
 // Health pings the database.
 func (s Store) Health(ctx context.Context) error { return s.db.PingContext(ctx) }
 
+// Unavailable reports whether err means the database could not serve the
+// request at all (see Unavailable).
+func (s Store) Unavailable(err error) bool { return Unavailable(err) }
+
 // NewUsageBatcher batches key-use times over the store's database.
 func (s Store) NewUsageBatcher() *UsageBatcher { return NewUsageBatcher(s.db) }
 
