@@ -285,6 +285,7 @@ write_env() {
 		echo "export PARLEY_TWILIO_ACCOUNT_SID=AC$(secret carrier-sid 16)"
 		echo "export PARLEY_TWILIO_AUTH_TOKEN=$(secret carrier-token 16)"
 		echo "export PARLEY_CARRIER_ADDR=127.0.0.1:${PORT[carrier]}"
+		echo "export PARLEY_CARRIER_STATE_DIR=$DIR/carrier"
 		echo "export PARLEY_TWILIO_BASE_URL=http://127.0.0.1:${PORT[carrier]}"
 		echo "export PARLEY_NOTIFY_SMS_FROM=+15005550006"
 		echo "export PARLEY_ELEVENLABS_API_KEY=dev_$(secret voice-key 16)"
