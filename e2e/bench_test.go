@@ -710,6 +710,9 @@ func BenchmarkSMSBatch10k(b *testing.B) {
 		}
 		b.ReportMetric(admitted.Seconds()*1000, "post_ms")
 		b.ReportMetric(sent.Seconds(), "sent_s")
+		longest, done := partTasks(b, p, id, n)
+		b.ReportMetric(longest.Seconds()*1000, "part_longest_wft_ms")
+		b.ReportMetric(done.Sub(start).Seconds(), "parts_done_s")
 	}
 	b.StopTimer()
 	largest := largestHistories(b, p)
@@ -717,6 +720,34 @@ func BenchmarkSMSBatch10k(b *testing.B) {
 	b.ReportMetric(float64(largest[workflows.SMSBatchPartWorkflowName]), "part_history_events")
 	b.ReportMetric(float64(peakRSS(b, api.Process.Pid))/1024, "api_peak_rss_MB")
 	b.ReportMetric(float64(peakRSS(b, worker.Process.Pid))/1024, "worker_peak_rss_MB")
+}
+
+// partTasks reads the histories of a batch's part workflows once they have
+// all closed: the longest workflow task among them (WorkflowTaskStarted to
+// its WorkflowTaskCompleted), and when the last part closed.
+func partTasks(b *testing.B, p *platform, batchID int64, recipients int) (longest time.Duration, done time.Time) {
+	for k := 1; (k-1)*workflows.SMSBatchPartSize < recipients; k++ {
+		id := fmt.Sprintf("%s-part-%d", workflows.SMSBatchWorkflowID(batchID), k)
+		run := p.temporal.GetWorkflow(context.Background(), id, "")
+		if err := run.Get(context.Background(), nil); err != nil {
+			b.Fatalf("part %s: %v", id, err)
+		}
+		started := map[int64]time.Time{}
+		for _, ev := range historyOf(b, p.temporal, id) {
+			at := ev.EventTime.AsTime()
+			switch ev.EventType {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+				started[ev.EventId] = at
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				longest = max(longest, at.Sub(started[ev.GetWorkflowTaskCompletedEventAttributes().StartedEventId]))
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+				if at.After(done) {
+					done = at
+				}
+			}
+		}
+	}
+	return longest, done
 }
 
 // largestHistories is the longest history (in events) of each workflow type

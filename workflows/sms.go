@@ -40,14 +40,15 @@ const (
 	ActSMSReceived     = "SMS.Received"
 )
 
-// smsPartSize is how many recipients one child workflow sends. A recipient
+// SMSBatchPartSize is how many recipients one child workflow sends (part k,
+// from 1, the recipients from (k-1)*SMSBatchPartSize+1). A recipient
 // costs its part about one history event (its local send's marker; the
 // workflow tasks that record them are shared), so a part of 500 has about
 // 520, and a part replaying remote sends (before "sms-local-sends") about
 // 3,000: both far below Temporal's 10,240-event warning and 51,200-event
 // limit. The parent of a 10,000-recipient batch holds 20 children (about
 // 130 events with its settle loop).
-const smsPartSize = 500
+const SMSBatchPartSize = 500
 
 // smsWindow is how many sends of one part are in flight at once: the
 // parallelism per sender, bounded, so one batch cannot hold every slot of
@@ -193,7 +194,7 @@ func SMSMessageWorkflow(ctx workflow.Context, in SMSMessageInput) error {
 }
 
 // SMSBatchWorkflow sends every recipient of a batch through child workflows
-// of smsPartSize recipients, sets the batch's outcome, then watches
+// of SMSBatchPartSize recipients, sets the batch's outcome, then watches
 // delivery: every RefreshEvery it asks the carrier about the messages not yet
 // final, and ends when all are or after smsSettleFor.
 func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
@@ -202,11 +203,11 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 		return err
 	}
 	var parts []workflow.ChildWorkflowFuture
-	for offset, k := 0, 1; offset < in.Recipients; offset, k = offset+smsPartSize, k+1 {
+	for offset, k := 0, 1; offset < in.Recipients; offset, k = offset+SMSBatchPartSize, k+1 {
 		opts := workflow.ChildWorkflowOptions{
 			WorkflowID:    fmt.Sprintf("%s-part-%d", SMSBatchWorkflowID(in.BatchID), k),
 			TaskQueue:     SMSTaskQueue,
-			StaticSummary: fmt.Sprintf("Recipients %d to %d", offset+1, min(offset+smsPartSize, in.Recipients)),
+			StaticSummary: fmt.Sprintf("Recipients %d to %d", offset+1, min(offset+SMSBatchPartSize, in.Recipients)),
 		}
 		if in.AccountID != "" {
 			// Replay does not compare a child's attributes, so runs recorded
@@ -215,7 +216,7 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 				AttrJobKind.ValueSet(SMSBatchKind), AttrJobID.ValueSet(in.BatchID))
 		}
 		cctx := workflow.WithChildOptions(ctx, opts)
-		part := SMSBatchPartInput{BatchID: in.BatchID, Offset: offset, Limit: smsPartSize}
+		part := SMSBatchPartInput{BatchID: in.BatchID, Offset: offset, Limit: SMSBatchPartSize}
 		parts = append(parts, workflow.ExecuteChildWorkflow(cctx, SMSBatchPartWorkflowName, part))
 	}
 	for _, p := range parts {
