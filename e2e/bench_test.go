@@ -559,7 +559,8 @@ func BenchmarkRateLimiter(b *testing.B) {
 // provider; a sync triggered on the real schedule (as an operator would)
 // until every row is stored and charged. Reports the seconds to stored and
 // to charged, the largest history of a sync run and of an ingest (events),
-// and the provider requests made (lists and details, retries included).
+// and the provider requests made (lists and details, retries included)
+// and how many of them the stand-in refused for concurrency (429).
 func BenchmarkVoiceSync(b *testing.B) {
 	const conversations = 5000
 	for range b.N {
@@ -621,6 +622,7 @@ func BenchmarkVoiceSync(b *testing.B) {
 		b.ReportMetric(float64(largest[workflows.VoiceSyncWorkflowName]), "sync_history_events")
 		b.ReportMetric(float64(largest[workflows.ConversationWorkflowName]), "ingest_history_events")
 		b.ReportMetric(float64(requests), "provider_requests")
+		b.ReportMetric(float64(p.voice.Throttled()), "provider_throttled_429")
 	}
 }
 

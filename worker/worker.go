@@ -90,7 +90,11 @@ func New(c client.Client, acts Activities, limits Limits) Workers {
 		DisableWorkflowWorker:              true,
 	})
 	speech.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
-	voice := sdkworker.New(c, workflows.VoiceTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Voice})
+	voice := sdkworker.New(c, workflows.VoiceTaskQueue, sdkworker.Options{
+		// An ingest's steps run as local activities
+		// (workflows.ConversationWorkflow): the same bound applies to them.
+		MaxConcurrentActivityExecutionSize: limits.Voice, MaxConcurrentLocalActivityExecutionSize: limits.Voice,
+	})
 	registerVoice(voice, acts.Voice)
 	ws := Workers{jobs, cpu, speech, events, voice}
 	if acts.SMS != nil {

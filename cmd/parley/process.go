@@ -78,7 +78,9 @@ func openServices(ctx context.Context, cfg config.Config) (*services, error) {
 		return nil, err
 	}
 	if cfg.VoiceConfigured() {
-		s.voice = elevenlabs.NewClient(elevenlabs.Config{BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey})
+		s.voice = elevenlabs.NewClient(elevenlabs.Config{
+			BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey, MaxConcurrent: cfg.ElevenLabsConcurrency,
+		})
 	}
 	if s.db, err = storage.OpenDB(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err

@@ -51,6 +51,9 @@ type Config struct {
 	VoiceBackfill time.Duration
 	// VoiceActivities bounds the voice queue's activities one worker runs.
 	VoiceActivities int
+	// ElevenLabsConcurrency bounds the conversation API requests one
+	// process has in flight (the provider limits them by plan).
+	ElevenLabsConcurrency int
 
 	// URLAllowPrefixes widens the SSRF guard for development and tests only.
 	URLAllowPrefixes []netip.Prefix
@@ -211,6 +214,10 @@ var Vars = []Var{
 	{"PARLEY_VOICE_SYNC_INTERVAL", "5m", "how often the voice-sync schedule lists new conversations of every mapped agent"},
 	{"PARLEY_VOICE_BACKFILL", "720h", "how far back a newly mapped agent's first voice sync reads"},
 	{"PARLEY_VOICE_ACTIVITIES", "32", "voice activities one worker runs at once (provider calls and upserts: they wait on the network)"},
+	// 3: ElevenLabs limits an account's concurrent requests by plan (Starter
+	// 3, Creator 5, Pro 10, Scale 15) and documents no request rate for the
+	// conversation endpoints; every process holding the key counts.
+	{"PARLEY_ELEVENLABS_CONCURRENCY", "3", "conversation API requests (voice sync and ingests) one process sends ElevenLabs at once; the account's plan limits them all together (Starter 3, Creator 5, Pro 10, Scale 15): divide it among the worker processes"},
 	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
 	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once on task queue parley-jobs (downloads, transcript merges, bookkeeping); empty means twice the machine's cores"},
 	{"PARLEY_CPU_CONCURRENCY", "", "CPU-bound activities one worker runs at once on task queue parley-cpu (ffmpeg and pocketsphinx's chunks); empty means the machine's cores; each ffmpeg may use the cores divided by this many threads (at least 1)"},
@@ -360,6 +367,9 @@ func Load() (Config, error) {
 	}
 	if c.VoiceActivities, err = strconv.Atoi(get("PARLEY_VOICE_ACTIVITIES")); err != nil || c.VoiceActivities <= 0 {
 		return c, fmt.Errorf("PARLEY_VOICE_ACTIVITIES: want a positive integer")
+	}
+	if c.ElevenLabsConcurrency, err = strconv.Atoi(get("PARLEY_ELEVENLABS_CONCURRENCY")); err != nil || c.ElevenLabsConcurrency <= 0 {
+		return c, fmt.Errorf("PARLEY_ELEVENLABS_CONCURRENCY: want a positive integer")
 	}
 	if c.WebhookRetries, err = ParseDurations(get("PARLEY_WEBHOOK_RETRIES")); err != nil {
 		return c, fmt.Errorf("PARLEY_WEBHOOK_RETRIES: %w", err)
