@@ -319,7 +319,13 @@ func StartConversation(ctx context.Context, c Starter, accountID string, in Conv
 		TaskQueue:                VoiceTaskQueue,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		StaticSummary:            "Voice conversation " + in.ProviderID,
+		// From a sync (an activity of a worker that serves VoiceTaskQueue)
+		// the server hands the first workflow task back in its answer
+		// instead of through matching: thousands of starts then cost the
+		// server one round trip each. Elsewhere (the API's webhook) the
+		// start is an ordinary one.
+		EnableEagerStart: true,
+		StaticSummary:    "Voice conversation " + in.ProviderID,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			AttrAccountID.ValueSet(accountID), AttrJobKind.ValueSet(ConversationKind),
 		),
