@@ -175,7 +175,7 @@ func (a *Voice) FinishAgent(ctx context.Context, in workflows.VoiceFinishAgentIn
 // Temporal at once. One after another, a page of 100 starts waited on 100
 // round trips to the server; a few at a time overlap them without
 // flooding the frontend. Starts cost Temporal, not the provider.
-const startConcurrency = 8
+const startConcurrency = 32
 
 // startIngests starts an ingest for each conversation, a few at a time,
 // and returns how many were started. A start already running is joined
