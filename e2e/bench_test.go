@@ -592,6 +592,9 @@ func BenchmarkVoiceSync(b *testing.B) {
 			if time.Now().After(deadline) {
 				b.Fatalf("after 30 min: %d stored, %d charged", count("true"), count("charged_at IS NOT NULL"))
 			}
+			if time.Since(start)/(10*time.Second) != (time.Since(start)-250*time.Millisecond)/(10*time.Second) {
+				b.Logf("PROGRESS t=%.0fs stored=%d charged=%d pages=%d requests=%d", time.Since(start).Seconds(), count("true"), count("charged_at IS NOT NULL"), p.voice.followed.Load(), p.voice.requests.Load())
+			}
 			if stored == 0 && count("true") == conversations {
 				stored = time.Since(start)
 			}

@@ -51,6 +51,9 @@ type Config struct {
 	VoiceBackfill time.Duration
 	// VoiceActivities bounds the voice queue's activities one worker runs.
 	VoiceActivities int
+	// UploadOrphanAfter is the cleanup period of uploads no job references
+	// (the upload-sweep schedule removes them once they are older).
+	UploadOrphanAfter time.Duration
 	// ElevenLabsConcurrency bounds the conversation API requests one
 	// process has in flight (the provider limits them by plan).
 	ElevenLabsConcurrency int
@@ -203,6 +206,10 @@ var Vars = []Var{
 	{"PARLEY_MEDIA_SECRET", "", "HMAC key that signs media links: at least 32 random characters; the API and the worker refuse to start without it (make dev generates one)"},
 	{"PARLEY_MEDIA_LINK_TTL", "168h", "lifetime of a signed media link"},
 	{"PARLEY_MAX_UPLOAD_BYTES", "524288000", "largest accepted upload or download (500 MB)"},
+	// 6h: admission happens within the upload's own request, so an upload
+	// no job names after minutes is already an orphan; hours leave room
+	// for clock skew between MinIO and the workers and for a slow client.
+	{"PARLEY_UPLOAD_ORPHAN_AFTER", "6h", "cleanup period of uploads no job references (admission failed, or the API stopped before it): the hourly upload-sweep schedule removes them once older; at least 1h"},
 	{"PARLEY_SPEECH_ENGINE", "pocketsphinx", "speech engine: pocketsphinx (offline), openai, elevenlabs"},
 	{"PARLEY_OPENAI_BASE_URL", "https://api.openai.com", "OpenAI-compatible transcription server"},
 	{"PARLEY_OPENAI_API_KEY", "", "key for the OpenAI-compatible server"},
@@ -367,6 +374,9 @@ func Load() (Config, error) {
 	}
 	if c.VoiceActivities, err = strconv.Atoi(get("PARLEY_VOICE_ACTIVITIES")); err != nil || c.VoiceActivities <= 0 {
 		return c, fmt.Errorf("PARLEY_VOICE_ACTIVITIES: want a positive integer")
+	}
+	if c.UploadOrphanAfter, err = time.ParseDuration(get("PARLEY_UPLOAD_ORPHAN_AFTER")); err != nil || c.UploadOrphanAfter < time.Hour {
+		return c, fmt.Errorf("PARLEY_UPLOAD_ORPHAN_AFTER: want a duration of at least 1h")
 	}
 	if c.ElevenLabsConcurrency, err = strconv.Atoi(get("PARLEY_ELEVENLABS_CONCURRENCY")); err != nil || c.ElevenLabsConcurrency <= 0 {
 		return c, fmt.Errorf("PARLEY_ELEVENLABS_CONCURRENCY: want a positive integer")
