@@ -588,12 +588,17 @@ func BenchmarkVoiceSync(b *testing.B) {
 			b.Fatal(err)
 		}
 		var stored, charged time.Duration
+		report := 10 * time.Second
 		for deadline := start.Add(30 * time.Minute); stored == 0 || charged == 0; time.Sleep(250 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				b.Fatalf("after 30 min: %d stored, %d charged", count("true"), count("charged_at IS NOT NULL"))
 			}
-			if time.Since(start)/(10*time.Second) != (time.Since(start)-250*time.Millisecond)/(10*time.Second) {
-				b.Logf("PROGRESS t=%.0fs stored=%d charged=%d pages=%d requests=%d", time.Since(start).Seconds(), count("true"), count("charged_at IS NOT NULL"), p.voice.followed.Load(), p.voice.requests.Load())
+			// Progress every 10 s shows where the time goes: ingests keeping
+			// up with the listing (stored near 100 per page followed) or not.
+			if el := time.Since(start); el >= report {
+				b.Logf("%3.0fs: %d stored, %d charged, %d list pages followed, %d provider requests",
+					el.Seconds(), count("true"), count("charged_at IS NOT NULL"), p.voice.followed.Load(), p.voice.requests.Load())
+				report += 10 * time.Second
 			}
 			if stored == 0 && count("true") == conversations {
 				stored = time.Since(start)
