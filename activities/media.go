@@ -127,6 +127,7 @@ func (a *Media) downloadError(err error) error {
 // on arrival (upload) or download, so it is not probed again.
 func (a *Media) PrepareAudio(ctx context.Context, in workflows.PrepareAudioInput) (workflows.AudioResult, error) {
 	defer keepAlive(ctx)()
+	enterStage(ctx, a.DB, in.JobID, jobspec.Extracting, 0)
 	source, err := a.sourceKey(ctx, in.JobID, in.SourceKey)
 	if err != nil {
 		return workflows.AudioResult{}, err
@@ -177,6 +178,7 @@ func (a *Media) sourceKey(ctx context.Context, jobID int64, key string) (string,
 // cleaned track, which both the engine and the burned video then use.
 func (a *Media) CleanAudio(ctx context.Context, in workflows.CleanAudioInput) (workflows.AudioResult, error) {
 	defer keepAlive(ctx)()
+	enterStage(ctx, a.DB, in.JobID, jobspec.Cleaning, 0)
 	source, err := a.sourceKey(ctx, in.JobID, in.SourceKey)
 	if err != nil {
 		return workflows.AudioResult{}, err

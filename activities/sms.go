@@ -169,23 +169,37 @@ func (a *SMS) Received(ctx context.Context, in workflows.SMSReceivedInput) error
 // Refresh asks the carrier (with Fetch) for the status of every unsettled
 // message of a batch or of one message, moves each forward, and counts the
 // ones still unsettled.
+//
+// One message never fails the refresh of the others. A 404 for a message
+// the carrier had accepted is final (its owner deleted it, and the carrier
+// will never know it again): it is settled undelivered with the carrier's
+// code 20404; it was handed over, so its charge stands. Any other answer
+// about one message leaves it unsettled for the next refresh; only a
+// carrier that could not be reached at all (every message a retryable
+// error) fails the activity, to be retried.
 func (a *SMS) Refresh(ctx context.Context, in workflows.SMSRefreshInput) (workflows.SMSRefreshResult, error) {
 	ms, err := a.Store.Unsettled(ctx, in.BatchID, in.MessageID)
 	if err != nil || !in.Fetch {
 		return workflows.SMSRefreshResult{Unsettled: len(ms)}, err
 	}
-	unsettled := 0
+	unsettled, unreachable := 0, 0
+	var lastErr error
 	for i, m := range ms {
 		activity.RecordHeartbeat(ctx, i)
-		got, err := a.Carrier.Fetch(ctx, *m.UpstreamSID)
+		status, code, message, err := a.carrierOutcome(ctx, *m.UpstreamSID)
 		if err != nil {
-			return workflows.SMSRefreshResult{}, err
+			if ctx.Err() != nil {
+				return workflows.SMSRefreshResult{}, ctx.Err()
+			}
+			activity.GetLogger(ctx).Warn("sms refresh: no outcome for this message now", "messageId", m.ID, "sid", *m.UpstreamSID, "error", err)
+			unsettled++
+			lastErr = err
+			if twilio.IsRetryable(err) {
+				unreachable++
+			}
+			continue
 		}
-		status := sms.FromCarrier(got.Status)
-		if status == "" {
-			return workflows.SMSRefreshResult{}, fmt.Errorf("sms: unknown carrier status %q for %s", got.Status, got.SID)
-		}
-		now, _, err := a.Store.ApplyOutcome(ctx, *m.UpstreamSID, status, errorCode(got.ErrorCode), got.ErrorMessage)
+		now, _, err := a.Store.ApplyOutcome(ctx, *m.UpstreamSID, status, code, message)
 		if err != nil {
 			return workflows.SMSRefreshResult{}, err
 		}
@@ -193,7 +207,31 @@ func (a *SMS) Refresh(ctx context.Context, in workflows.SMSRefreshInput) (workfl
 			unsettled++
 		}
 	}
+	if len(ms) > 0 && unreachable == len(ms) {
+		return workflows.SMSRefreshResult{}, lastErr
+	}
 	return workflows.SMSRefreshResult{Unsettled: unsettled}, nil
+}
+
+// deletedAtCarrier explains the outcome of a message the carrier answers
+// 404 for.
+const deletedAtCarrier = "The carrier no longer has this message (its owner deleted it); its delivery is unknown"
+
+// carrierOutcome is the status the carrier reports for sid, in our words,
+// with its error code and message.
+func (a *SMS) carrierOutcome(ctx context.Context, sid string) (status, code, message string, err error) {
+	got, err := a.Carrier.Fetch(ctx, sid)
+	if twilio.IsNotFound(err) {
+		return sms.Undelivered, errorCode(twilio.CodeNotFound), deletedAtCarrier, nil
+	}
+	if err != nil {
+		return "", "", "", err
+	}
+	status = sms.FromCarrier(got.Status)
+	if status == "" {
+		return "", "", "", fmt.Errorf("sms: unknown carrier status %q for %s", got.Status, got.SID)
+	}
+	return status, errorCode(got.ErrorCode), got.ErrorMessage, nil
 }
 
 // errorCode renders the carrier's numeric error code; "" for none.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"go.temporal.io/sdk/testsuite"
 
 	"parley/devstack/localcarrier"
 	"parley/devstack/testenv"
@@ -107,5 +108,116 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 	charges, err := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("account_id = ? AND kind = ?", acc.ID, storage.KindCharge).Count(ctx)
 	if err != nil || charges != 3 {
 		t.Fatalf("%d charges (%v), want 3", charges, err)
+	}
+}
+
+// A message the carrier answers 404 for (its owner deleted it) is settled
+// undelivered with code 20404, its charge stands, the batch's outcome is
+// recomputed, and it does not keep the refresh from settling the others.
+func TestSMSRefreshSettlesDeletedMessage(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	const sidAccount, token = "ACtest0000000000000000000000000000", "test-auth-token"
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	carrier := localcarrier.New(localcarrier.Config{AccountSID: sidAccount, AuthToken: token, CallbackDelay: 10 * time.Millisecond, Log: log})
+	srv := httptest.NewServer(carrier)
+	t.Cleanup(func() { carrier.Close(); srv.Close() })
+	client, err := twilio.NewClient(twilio.Config{BaseURL: srv.URL, AccountSID: sidAccount, AuthToken: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := storage.SMS{DB: db}
+	// No StatusCallback: the messages stay sending until a refresh.
+	a := &SMS{Store: store, Carrier: client, Now: time.Now}
+
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	from, err := store.AddNumber(ctx, acc.ID, "+14155550142")
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := storage.SMSSend{AccountID: acc.ID, From: from, Batch: true}
+	for _, to := range []string{"+12025550101", "+12025550102", "+12025550104"} {
+		send.Messages = append(send.Messages, storage.SMSMessage{ToPhone: to, Country: "US", Body: "doors open at 7",
+			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
+	}
+	batchID, err := store.Admit(ctx, &send, time.Now(), func(storage.SMSUsage) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sids := make([]string, len(send.Messages))
+	for i, m := range send.Messages {
+		if err := a.Send(ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := store.Message(ctx, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sids[i] = *got.UpstreamSID
+	}
+	if _, err := store.ConcludeBatch(ctx, batchID); err != nil {
+		t.Fatal(err)
+	}
+	// The carrier settles them all; then the owner deletes the middle one.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, sid := range sids {
+		for {
+			m, err := client.Fetch(ctx, sid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if twilio.IsFinal(m.Status) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("carrier message %s still %s", sid, m.Status)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if err := client.Delete(ctx, sids[1]); err != nil {
+		t.Fatal(err)
+	}
+
+	// Refresh heartbeats: it runs in an activity context.
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	env.RegisterActivity(a.Refresh)
+	val, err := env.ExecuteActivity(a.Refresh, workflows.SMSRefreshInput{BatchID: batchID, Fetch: true})
+	if err != nil {
+		t.Fatalf("refresh failed on one deleted message: %v", err)
+	}
+	var res workflows.SMSRefreshResult
+	if err := val.Get(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Unsettled != 0 {
+		t.Fatalf("%d unsettled after the refresh, want 0", res.Unsettled)
+	}
+	for i, want := range []string{sms.Delivered, sms.Undelivered, sms.Delivered} {
+		m, err := store.Message(ctx, send.Messages[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status != want {
+			t.Fatalf("message %d is %s, want %s", i, m.Status, want)
+		}
+		if want == sms.Undelivered && (m.ErrorCode == nil || *m.ErrorCode != "20404" || m.ErrorMessage == nil || *m.ErrorMessage == "") {
+			t.Fatalf("deleted message settled with code %v, message %v; want 20404 and an explanation", m.ErrorCode, m.ErrorMessage)
+		}
+	}
+	var charges int
+	if err := db.NewRaw("SELECT count(*) FROM credit_ledger WHERE account_id = ? AND kind = 'charge' AND service = ?", acc.ID, billing.ServiceSMS).Scan(ctx, &charges); err != nil {
+		t.Fatal(err)
+	}
+	if charges != 3 {
+		t.Fatalf("%d sms charges, want 3: the deleted message's charge stands", charges)
+	}
+	b, _, err := store.BatchOwned(ctx, acc.ID, batchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Status != "partial" {
+		t.Fatalf("batch is %s, want partial (one of three undelivered)", b.Status)
 	}
 }

@@ -38,6 +38,7 @@ type Speech struct {
 // the job (overwriting on retry). It heartbeats while the engine works.
 func (a *Speech) Transcribe(ctx context.Context, in workflows.TranscribeInput) (workflows.TranscribeResult, error) {
 	defer keepAlive(ctx)()
+	enterStage(ctx, a.DB, in.JobID, jobspec.Transcribing, 0)
 	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
 	if err != nil {
 		return workflows.TranscribeResult{}, err
@@ -95,9 +96,22 @@ func (a *Speech) store(ctx context.Context, jobID int64, t transcript.Transcript
 // does not cut is one chunk, the audio itself, and is not even fetched;
 // longer audio is cut in the middle of pauses and each chunk stored under
 // its own key. The language is the job's, or the engine's only one, or ""
-// for the engine to detect.
+// for the engine to detect. The job's progress then counts its chunks
+// (TranscribeChunk marks each).
 func (a *Speech) SplitAudio(ctx context.Context, in workflows.SplitAudioInput) (workflows.SplitResult, error) {
 	defer keepAlive(ctx)()
+	enterStage(ctx, a.DB, in.JobID, jobspec.Transcribing, 0)
+	plan, err := a.splitAudio(ctx, in)
+	if err != nil {
+		return plan, err
+	}
+	if _, err := (storage.Jobs{DB: a.DB}).StartChunks(ctx, in.JobID, len(plan.Chunks)); err != nil {
+		warnProgress(ctx, in.JobID, err)
+	}
+	return plan, nil
+}
+
+func (a *Speech) splitAudio(ctx context.Context, in workflows.SplitAudioInput) (workflows.SplitResult, error) {
 	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
 	if err != nil {
 		return workflows.SplitResult{}, err
@@ -185,7 +199,8 @@ func (a *Speech) language(requested string) string {
 
 // TranscribeChunk runs the engine over one chunk and stores its transcript,
 // times counted from the chunk's start, under the chunk's own key: a chunk
-// retried on another worker is transcribed again and stored once.
+// retried on another worker is transcribed again and stored once, and
+// counted once in the job's progress (ChunkDone's mark is per chunk).
 func (a *Speech) TranscribeChunk(ctx context.Context, in workflows.TranscribeChunkInput) (workflows.ChunkResult, error) {
 	defer keepAlive(ctx)()
 	t, err := a.run(ctx, in.JobID, in.Chunk.AudioKey, in.Language)
@@ -203,6 +218,9 @@ func (a *Speech) TranscribeChunk(ctx context.Context, in workflows.TranscribeChu
 	if _, err := a.Objects.Put(ctx, key, bytes.NewReader(body), int64(len(body)), "application/json"); err != nil {
 		return workflows.ChunkResult{}, err
 	}
+	if _, err := (storage.Jobs{DB: a.DB}).ChunkDone(ctx, in.JobID, in.Chunk.Index); err != nil {
+		warnProgress(ctx, in.JobID, err)
+	}
 	return workflows.ChunkResult{TranscriptKey: key, Language: t.Language, Words: len(t.Words)}, nil
 }
 
@@ -211,6 +229,7 @@ func (a *Speech) TranscribeChunk(ctx context.Context, in workflows.TranscribeChu
 // stored, so running it again writes the same transcript.
 func (a *Speech) MergeChunks(ctx context.Context, in workflows.MergeChunksInput) (workflows.TranscribeResult, error) {
 	defer keepAlive(ctx)()
+	enterStage(ctx, a.DB, in.JobID, jobspec.Merging, 0)
 	parts := make([]chunking.Part, len(in.Chunks))
 	for i, c := range in.Chunks {
 		parts[i].Span = chunking.Span{Start: c.StartSec, End: c.EndSec}

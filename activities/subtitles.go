@@ -81,6 +81,9 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 	if err != nil {
 		return workflows.BurnResult{}, err
 	}
+	// This attempt is a new run of the burn: its fraction starts again.
+	enterStage(ctx, a.DB, job.ID, jobspec.Burning, in.Run)
+	progress := progressOf(ctx, a.DB, job.ID, jobspec.Burning, in.Run)
 	version, err := storage.SubtitleVersions{DB: a.DB}.Latest(ctx, job.ID)
 	if err != nil {
 		return workflows.BurnResult{}, fmt.Errorf("current srt of job %d: %w", job.ID, err)
@@ -104,7 +107,12 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 	defer cleanup()
 	burn := media.BurnInput{
 		Video: filepath.Join(dir, "source"), ASS: filepath.Join(dir, "captions.ass"), Out: filepath.Join(dir, "output.mp4"),
-		Progress: func(done float64) { activity.RecordHeartbeat(ctx, done) },
+		Progress: func(done, total float64) {
+			activity.RecordHeartbeat(ctx, done)
+			if total > 0 {
+				progress.Report(ctx, done/total)
+			}
+		},
 	}
 	source, cleaned := in.SourceKey, in.CleanedAudioKey
 	if source == "" { // a workflow started before inputs carried keys
@@ -130,8 +138,17 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 	if err := a.Tool.Burn(ctx, burn); err != nil {
 		return workflows.BurnResult{}, err
 	}
+	// The last fraction (1) may wait out the rest of a second before it is
+	// written; the upload does not wait for it.
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		progress.Flush(ctx)
+	}()
 	key := jobspec.OutputKey(job.ID, in.Run)
-	if err := a.Objects.PutFile(ctx, key, burn.Out, "video/mp4"); err != nil {
+	err = a.Objects.PutFile(ctx, key, burn.Out, "video/mp4")
+	<-flushed
+	if err != nil {
 		return workflows.BurnResult{}, err
 	}
 	return workflows.BurnResult{OutputKey: key}, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"parley/devstack/contract"
 	"parley/devstack/testenv"
 	"parley/rules/apikey"
 	"parley/storage"
@@ -86,7 +87,7 @@ func TestEnvelopeOnEveryErrorPath(t *testing.T) {
 	h := newHarness(t)
 	engine := h.srv.Handler().(*gin.Engine)
 	engine.GET("/api/v1/test-panic", func(*gin.Context) { panic("boom") })
-	h.http.Config.Handler = engine
+	h.http.Config.Handler = contract.Handler(t, engine)
 
 	h.do(http.MethodGet, "/no-such-route", "", nil).wantError(t, http.StatusNotFound, "NOT_FOUND")
 	h.do(http.MethodPatch, "/profile", "", nil).wantError(t, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")

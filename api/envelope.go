@@ -99,7 +99,7 @@ func (s *Server) classify(err error) *problem.Error {
 	switch {
 	case errors.As(err, &described):
 		return described.Problem()
-	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded), s.database.Unavailable(err):
 		return problem.Wrap(problem.ServiceUnavailable, err)
 	}
 	return problem.Wrap(problem.Internal, err)

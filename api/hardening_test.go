@@ -230,6 +230,11 @@ func TestMediaTokenHasOneSpelling(t *testing.T) {
 				t.Errorf("variant %q opened the file", variant)
 			}
 		case http.StatusForbidden:
+		case http.StatusNotFound:
+			// A trailing slash makes another path, which no route has.
+			if ch != '/' {
+				t.Errorf("variant %q: %d %s", variant, r.status, r.body)
+			}
 		default:
 			t.Errorf("variant %q: %d %s", variant, r.status, r.body)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"parley/devstack/contract"
 	"parley/devstack/testenv"
 	"parley/platform/config"
 	"parley/platform/i18n"
@@ -89,7 +90,8 @@ func newHarnessWith(t *testing.T, db *bun.DB, cfg config.Config, clk *clock) *ha
 		Objects: objects, Database: store, Temporal: temporal,
 		Catalog: catalog, Log: testenv.Logger(), Version: "test", Now: clk.Now,
 	})
-	h := &harness{t: t, db: db, cfg: cfg, clock: clk, srv: srv, http: httptest.NewServer(srv.Handler())}
+	// Every exchange is held to api/openapi.json (devstack/contract).
+	h := &harness{t: t, db: db, cfg: cfg, clock: clk, srv: srv, http: httptest.NewServer(contract.Handler(t, srv.Handler()))}
 	t.Cleanup(h.http.Close)
 	return h
 }

@@ -22,13 +22,17 @@ import (
 // not read shows up as a difference.
 func TestListShowsWhatGetShows(t *testing.T) {
 	h := newHarness(t)
-	acc, key := testenv.Account(t, h.db, testenv.AccountOpts{})
-	for _, tc := range []struct{ kind, path string }{
-		{jobspec.Transcription, "/transcribe"},
-		{jobspec.Subtitles, "/subtitles"},
+	for _, tc := range []struct{ kind, path, status string }{
+		{jobspec.Transcription, "/transcribe", jobspec.Done},
+		{jobspec.Subtitles, "/subtitles", jobspec.Done},
+		// Running: the progress shows too.
+		{jobspec.Transcription, "/transcribe", jobspec.Processing},
+		{jobspec.Subtitles, "/subtitles", jobspec.Burning},
 	} {
-		t.Run(tc.kind, func(t *testing.T) {
+		t.Run(tc.kind+" "+tc.status, func(t *testing.T) {
+			acc, key := testenv.Account(t, h.db, testenv.AccountOpts{})
 			j := filledJob(acc.ID, tc.kind)
+			j.Status = tc.status
 			if err := (storage.Jobs{DB: h.db}).Insert(context.Background(), &j); err != nil {
 				t.Fatal(err)
 			}
@@ -55,6 +59,8 @@ func filledJob(accountID, kind string) storage.Job {
 	j.Words = []transcript.Word{{Word: "hello", Start: 0.5, End: 0.9}}
 	j.Style = json.RawMessage(`{"font":"Inter"}`)
 	j.ID, j.DeletedAt = 0, nil
+	stage, fraction := jobspec.Burning, 0.5
+	j.Progress.Stage, j.Progress.Fraction = &stage, &fraction
 	return j
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"parley/devstack/contract"
 	"parley/platform/problem"
 )
 
@@ -213,6 +214,30 @@ func TestOpenAPIResponseCodes(t *testing.T) {
 			}
 		}
 	}
+	unrouted, _ := doc["x-unrouted-responses"].(map[string]any)
+	for status, r := range unrouted {
+		resp, _ := r.(map[string]any)
+		check("x-unrouted-responses", status, resp)
+	}
+}
+
+// TestOpenAPIUnroutedResponses checks that the document's answers to a
+// request no operation matches are the router's: devstack/contract holds
+// such exchanges to them.
+func TestOpenAPIUnroutedResponses(t *testing.T) {
+	doc := loadOpenAPI(t)
+	unrouted, _ := doc["x-unrouted-responses"].(map[string]any)
+	for _, p := range []*problem.Error{problemNotFound(), problemMethod(), problem.New(problem.Internal, nil)} {
+		status := strconv.Itoa(statusOf(p))
+		r, _ := unrouted[status].(map[string]any)
+		ref, _ := r["$ref"].(string)
+		resp, found := lookup(doc, ref)
+		m, _ := resp.(map[string]any)
+		codes, _ := m["x-error-codes"].([]any)
+		if !found || !slices.Contains(codes, any(p.Code)) {
+			t.Errorf("x-unrouted-responses does not document %s %s", status, p.Code)
+		}
+	}
 }
 
 func TestOpenAPIRefsResolve(t *testing.T) {
@@ -305,5 +330,13 @@ func TestOpenAPIJSONBodies415(t *testing.T) {
 				t.Errorf("%s %s takes JSON but documents no 415 %s", strings.ToUpper(m), p, problem.UnsupportedMediaType)
 			}
 		}
+	}
+}
+
+// TestOpenAPIDocumentIsValid validates the document against the OpenAPI 3.1
+// schema and builds the validator every API test checks its exchanges with.
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	if _, err := contract.Load(openAPIDocument); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -21,6 +21,14 @@ import (
 	"parley/service/webhooks"
 )
 
+// Database is the health of the database and how its failures read: an
+// error meaning it could not serve at all (restarting, out of connections)
+// answers 503, not 500.
+type Database interface {
+	HealthChecker
+	Unavailable(err error) bool
+}
+
 // HealthChecker is anything GET /health?deep=true can probe.
 type HealthChecker interface {
 	Health(ctx context.Context) error
@@ -46,7 +54,7 @@ type Deps struct {
 	Webhooks *webhooks.Service
 	Push     *notify.Subscriptions
 	Objects  ObjectStore
-	Database HealthChecker
+	Database Database
 	Temporal client.Client
 	Speech   HealthChecker
 	Catalog  *i18n.Catalog
@@ -67,7 +75,7 @@ type Server struct {
 	webhooks *webhooks.Service
 	push     *notify.Subscriptions
 	objects  ObjectStore
-	database HealthChecker
+	database Database
 	temporal client.Client
 	speech   HealthChecker
 	catalog  *i18n.Catalog
@@ -75,7 +83,20 @@ type Server struct {
 	version  string
 	started  time.Time
 	now      func() time.Time
+	// pages is the web console, mounted beside /api/v1 when set.
+	pages Pages
 }
+
+// Pages is a browser front end the API's engine serves beside /api/v1 (the
+// web console, package console): it mounts its own routes, and / redirects
+// to its Home.
+type Pages interface {
+	Mount(r *gin.Engine)
+	Home() string
+}
+
+// WithPages mounts p on the engine Handler builds.
+func (s *Server) WithPages(p Pages) { s.pages = p }
 
 // NewServer wires a Server.
 func NewServer(d Deps) *Server {
@@ -146,6 +167,9 @@ func (s *Server) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// A path with a stray trailing slash is no route (404 NOT_FOUND), as
+	// the contract says, not a redirect the document does not describe.
+	r.RedirectTrailingSlash = false
 	r.ContextWithFallback = true
 	r.Use(withRequestID, s.accessLog, s.recovery, CORS(s.cfg.CORSOrigins))
 	v1 := r.Group("/api/v1")
@@ -163,6 +187,11 @@ func (s *Server) Handler() http.Handler {
 	// Provider callbacks are not client API: outside /api/v1, verified by
 	// their signature, answered without the envelope.
 	r.POST("/hooks/elevenlabs/post-call", s.postCall)
+	if s.pages != nil {
+		s.pages.Mount(r)
+		home := s.pages.Home()
+		r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, home) })
+	}
 	r.NoRoute(func(c *gin.Context) { s.fail(c, problemNotFound()) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, problemMethod()) })
 	return r

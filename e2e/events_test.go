@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"parley/devstack/contract"
 	"parley/devstack/testenv"
 	"parley/provider/stdwebhook"
 	"parley/rules/billing"
@@ -50,6 +51,9 @@ type hookReceiver struct {
 
 	mu  sync.Mutex
 	got []delivered
+	// contract checks every delivery against the document's webhooks; set
+	// by register.
+	contract *contract.Contract
 }
 
 type delivered struct {
@@ -68,12 +72,17 @@ func newHookReceiver(t *testing.T, status func(n int) int) *hookReceiver {
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
-		secret := r.secret
+		secret, doc := r.secret, r.contract
 		r.mu.Unlock()
 		if err := stdwebhook.Verify(secret, req.Header, body, time.Now(), 5*time.Minute); err != nil {
 			t.Errorf("delivery does not verify: %v", err)
 			w.WriteHeader(http.StatusBadRequest)
 			return
+		}
+		if doc != nil {
+			if err := doc.CheckEvent(body); err != nil {
+				t.Errorf("%v", err)
+			}
 		}
 		d := delivered{header: req.Header.Clone(), body: body}
 		if err := json.Unmarshal(body, &d.payload); err != nil {
@@ -90,6 +99,13 @@ func newHookReceiver(t *testing.T, status func(n int) int) *hookReceiver {
 }
 
 func always200(int) int { return http.StatusOK }
+
+// emptyBatch is the data of an sms.batch.completed event the tests emit
+// themselves: a batch as GET /sms/jobs/{id} shows it, as the document says
+// the event carries.
+var emptyBatch = []byte(`{"id":1,"status":"completed","totalRecipients":0,"sentCount":0,"failedCount":0,` +
+	`"totalCostUsd":0,"totalPriceUsd":0,"createdAt":"2026-01-01T00:00:00Z","startedAt":"2026-01-01T00:00:00Z",` +
+	`"completedAt":"2026-01-01T00:00:01Z","recipients":[]}`)
 
 func (r *hookReceiver) deliveries() []delivered {
 	r.mu.Lock()
@@ -129,7 +145,7 @@ func (r *hookReceiver) register(p *platform, key string, events ...string) webho
 		r.t.Fatalf("secret %q", created.Secret)
 	}
 	r.mu.Lock()
-	r.secret = created.Secret
+	r.secret, r.contract = created.Secret, p.contract
 	r.mu.Unlock()
 	return created
 }
@@ -264,7 +280,7 @@ func TestWebhookRetriesReplayAndTenancy(t *testing.T) {
 	deadHook := dead.register(p, key.Secret, "sms.batch.completed")
 
 	// What the SMS feature does when a batch completes: one call.
-	emit := workflows.EmitInput{AccountID: acc.ID, Type: "sms.batch.completed", Subject: "batch-1", Data: []byte(`{"id":1,"status":"completed"}`)}
+	emit := workflows.EmitInput{AccountID: acc.ID, Type: "sms.batch.completed", Subject: "batch-1", Data: emptyBatch}
 	if err := p.events.Emit(context.Background(), emit); err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +384,7 @@ type caughtMail struct {
 	data []byte
 }
 
-func newSMTPCatcher(t *testing.T, hold bool) *smtpCatcher {
+func newSMTPCatcher(t testing.TB, hold bool) *smtpCatcher {
 	c := &smtpCatcher{hold: hold, held: make(chan struct{}), release: make(chan struct{})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -480,7 +496,7 @@ func TestDeadEndpointsDelayNoJob(t *testing.T) {
 		p.do(http.MethodPost, "/webhooks", key.Secret, bytes.NewReader(body), "Content-Type", "application/json").want(t, 201, "")
 	}
 	t.Cleanup(func() { p.terminateDeliveries(t) })
-	emit := workflows.EmitInput{AccountID: acc.ID, Type: "sms.batch.completed", Subject: "batch-dead", Data: []byte(`{"id":1,"status":"completed"}`)}
+	emit := workflows.EmitInput{AccountID: acc.ID, Type: "sms.batch.completed", Subject: "batch-dead", Data: emptyBatch}
 	if err := p.events.Emit(ctx, emit); err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +550,7 @@ func TestEventWorkflowsStartedOnTheJobQueueFinish(t *testing.T) {
 
 	// What Emit did before the move, down to the workflow's queue.
 	e, err := storage.Events{DB: p.db}.Record(ctx, acc.ID, "sms.batch.completed", "batch-old", func(id int64, at time.Time) (json.RawMessage, error) {
-		return webhookevent.Build(id, "sms.batch.completed", at, json.RawMessage(`{"id":1}`))
+		return webhookevent.Build(id, "sms.batch.completed", at, json.RawMessage(emptyBatch))
 	})
 	if err != nil {
 		t.Fatal(err)

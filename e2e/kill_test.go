@@ -136,6 +136,11 @@ func TestWorkerKilledDuringBurn(t *testing.T) {
 	if len(stages) != 2 || stages[jobspec.StageTranscription.Name] != 1 || stages[jobspec.StageBurn.Name] != 1 {
 		t.Fatalf("stage charges after a killed worker: %v", stages)
 	}
+	// The retry on the second worker is a new run of the burn: its own
+	// attempt wrote the progress, to the end.
+	if pr := storedProgress(t, p, created.ID); pr.Attempt < 2 || pr.Stage == nil || *pr.Stage != jobspec.Burning || pr.Fraction == nil || *pr.Fraction != 1 {
+		t.Fatalf("progress after the retried burn: %+v, want burning at 1 by attempt 2 or later", pr)
+	}
 }
 
 // smsWorkerEnv points a `parley worker` process at the test's carrier and API.

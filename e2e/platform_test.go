@@ -25,6 +25,7 @@ import (
 
 	"parley/activities"
 	"parley/api"
+	"parley/devstack/contract"
 	"parley/devstack/localcarrier"
 	"parley/devstack/mediatest"
 	"parley/devstack/testenv"
@@ -59,6 +60,9 @@ type platform struct {
 	carrier *localcarrier.Server
 	// voice is the stand-in voice provider when options.voice is set.
 	voice *voiceProvider
+	// contract is the API's document the tests hold the server to (nil in
+	// benchmarks).
+	contract *contract.Contract
 }
 
 type options struct {
@@ -88,6 +92,9 @@ type options struct {
 	channels func(*notify.Notifier)
 	// jobActivities replaces the job queue's slots (PARLEY_WORKER_ACTIVITIES).
 	jobActivities int
+	// consoleSMTP is the SMTP server the web console mails sign-in links
+	// through; empty: the console has no mail (console_platform_test.go).
+	consoleSMTP string
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -144,7 +151,18 @@ func startPlatform(t testing.TB, o options) *platform {
 		Objects: p.objects, Database: store, Temporal: p.temporal, Speech: engine,
 		Catalog: catalog, Log: testenv.Logger(), Version: "e2e", Now: o.now,
 	})
+	p.mountConsole(srv, svc, store, catalog, o)
 	p.api.Config.Handler = srv.Handler()
+	// Every exchange a test has with the API, whichever client sends it, is
+	// held to api/openapi.json (devstack/contract), and so is every webhook
+	// delivery a hookReceiver gets. Benchmarks measure the server alone: the
+	// check would add its own time to theirs.
+	if tt, ok := t.(*testing.T); ok {
+		if p.contract, err = contract.Of(p.api.Config.Handler); err != nil {
+			t.Fatal(err)
+		}
+		p.api.Config.Handler = p.contract.Handler(tt, p.api.Config.Handler)
+	}
 	p.api.Start()
 	t.Cleanup(p.api.Close)
 	if !o.noWorker {

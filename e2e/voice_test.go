@@ -477,6 +477,12 @@ func TestVoiceEndToEnd(t *testing.T) {
 		if len(events) != len(rows)-1 {
 			t.Fatalf("%d conversation.ready events for %d analysed conversations", len(events), len(rows)-1)
 		}
+		// What a webhook endpoint would be sent, held to the document.
+		for _, e := range events {
+			if err := p.contract.CheckEvent(e.Payload); err != nil {
+				t.Error(err)
+			}
+		}
 	})
 
 	t.Run("tenancy", func(t *testing.T) {

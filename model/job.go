@@ -45,6 +45,7 @@ type Job struct {
 	StartedAt          *time.Time      `bun:"started_at"`
 	CompletedAt        *time.Time      `bun:"completed_at"`
 	DeletedAt          *time.Time      `bun:"deleted_at"`
+	Progress           JobProgress     `bun:"embed:progress_"`
 }
 
 // SubtitleVersion is one saved SRT of a subtitle job.
@@ -54,4 +55,21 @@ type SubtitleVersion struct {
 	SRT       string    `bun:"srt"`
 	Source    string    `bun:"source"`
 	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// JobProgress is where a running job is, as its activities last wrote it
+// (Progress, StartChunks, ChunkDone) or its last status move set it.
+type JobProgress struct {
+	// Stage is a jobspec.StageOrder stage; nil on rows no activity has
+	// written since progress was added (readers fall back to the status).
+	Stage *string `bun:"stage"`
+	// Fraction is 0..1 where the stage is measured, else nil.
+	Fraction *float64 `bun:"fraction"`
+	// Attempt is the activity attempt that wrote it (0: a status move or a
+	// count of chunks): a later attempt's run replaces an earlier one's.
+	Attempt int `bun:"attempt"`
+	// Chunks and ChunksDone count a split transcription's chunks.
+	Chunks     *int       `bun:"chunks"`
+	ChunksDone int        `bun:"chunks_done"`
+	UpdatedAt  *time.Time `bun:"updated_at"`
 }

@@ -134,3 +134,17 @@ type Inbound struct {
 	Segments int
 	Encoding string
 }
+
+// RunningBatch is an SMS batch still sending, with its progress as read
+// from its messages: nothing about progress is written for a batch, the
+// messages' own statuses are the measure.
+type RunningBatch struct {
+	SMSBatch `bun:",extend"`
+	// Outcomes counts the recipients that have a send outcome (every status
+	// but queued: the carrier took the message, or it failed). A message
+	// never returns to queued, so the count never falls.
+	Outcomes int `bun:"outcomes"`
+	// ProgressAt is when the last outcome came (the latest send attempt or
+	// acceptance), else when the batch started or was created.
+	ProgressAt time.Time `bun:"progress_at"`
+}

@@ -142,7 +142,9 @@ start_voice=$([[ -z ${PARLEY_ELEVENLABS_API_KEY:-} ]] && echo 1 || true)
 # shellcheck source=/dev/null
 . "$DIR/env"
 if [[ -n $start_carrier ]]; then
-	"$PARLEY" carrier 9>&- >>"$DIR/carrier.log" 2>&1 &
+	# The stand-in keeps its messages and owed callbacks across restarts,
+	# as the real carrier does.
+	PARLEY_CARRIER_STATE_DIR=${PARLEY_CARRIER_STATE_DIR:-$DIR/carrier} "$PARLEY" carrier 9>&- >>"$DIR/carrier.log" 2>&1 &
 	standins+=($!)
 fi
 if [[ -n $start_mail ]]; then

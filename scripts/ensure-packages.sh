@@ -29,6 +29,8 @@ check() {
 	have fc-list || need fontconfig
 	have curl || need curl
 	have runuser || need util-linux
+	# The console's browser tests drive a headless Chromium (chromedp).
+	have chromium || need chromium
 	have setsid || need util-linux
 }
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # services.sh start|stop|status DIR
+# services.sh postgres-start|postgres-stop DIR
 #
 # Runs the three services parley needs, with all their data under DIR:
 # PostgreSQL (DIR/postgres), the Temporal dev server (DIR/temporal.db) and
 # MinIO (DIR/minio). `start` waits until each answers, creates the database
 # `parley` and writes DIR/env (export lines) for the app and the tests.
 # `stop` stops whatever is running for DIR and may be called any number of
-# times. Pids go to DIR/*.pid, logs to DIR/logs/*.log.
+# times. Pids go to DIR/*.pid, logs to DIR/logs/*.log. postgres-start and
+# postgres-stop do the same for PostgreSQL alone (scripts/cluster.sh runs its
+# own Temporal server and MinIO nodes beside it).
 #
 # Ports (defaults are for `make dev`; tests pass free ones):
 #   PARLEY_PG_PORT=5432 PARLEY_TEMPORAL_PORT=7233 PARLEY_TEMPORAL_UI_PORT=8233
@@ -14,6 +17,7 @@
 # Other knobs:
 #   DATABASE_URL           when set, no PostgreSQL is started; DIR/env passes it on
 #   PARLEY_PG_FSYNC_OFF=1  fsync, synchronous_commit, full_page_writes off (tests)
+#   PARLEY_PG_MAX_CONNECTIONS  PostgreSQL's max_connections (default: its own, 100)
 #   PARLEY_HEADLESS=1      no Temporal web UI, no MinIO console (tests)
 #   PARLEY_TOOLS_BIN       where temporal and minio are (default: <repo>/bin)
 #   PARLEY_PG_BIN          PostgreSQL server binaries (default: newest
@@ -37,7 +41,7 @@ READY_TIMEOUT=${PARLEY_READY_TIMEOUT:-60}
 log() { echo "services: $*" >&2; }
 
 usage() {
-	echo "usage: $0 start|stop|status DIR" >&2
+	echo "usage: $0 start|stop|status|postgres-start|postgres-stop DIR" >&2
 	exit 2
 }
 
@@ -50,8 +54,8 @@ for port in "$PG_PORT" "$TEMPORAL_PORT" "$TEMPORAL_UI_PORT" "$MINIO_PORT" "$MINI
 done
 action=$1
 case $action in
-start) mkdir -p "$2" ;;
-stop | status) [[ -d $2 ]] || exit 0 ;;
+start | postgres-start) mkdir -p "$2" ;;
+stop | status | postgres-stop) [[ -d $2 ]] || exit 0 ;;
 *) usage ;;
 esac
 DIR=$(cd "$2" && pwd)
@@ -239,6 +243,10 @@ start_postgres() {
 	if [[ ${PARLEY_PG_FSYNC_OFF:-} == 1 ]]; then
 		opts+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	fi
+	if [[ -n ${PARLEY_PG_MAX_CONNECTIONS:-} ]]; then
+		[[ $PARLEY_PG_MAX_CONNECTIONS =~ ^[0-9]+$ ]] || fail "" "invalid PARLEY_PG_MAX_CONNECTIONS '$PARLEY_PG_MAX_CONNECTIONS'"
+		opts+=" -c max_connections=$PARLEY_PG_MAX_CONNECTIONS"
+	fi
 	as_pg "$bin/pg_ctl" -D "$PGDATA" -l "$LOGS/postgres.log" -o "$opts" -w -t "$READY_TIMEOUT" start \
 		>/dev/null || fail postgres "postgres did not start"
 	pg_pid >"$DIR/postgres.pid"
@@ -411,4 +419,11 @@ start)
 	;;
 stop) stop_all ;;
 status) status ;;
+postgres-start)
+	if is_root; then chmod 755 "$DIR"; fi
+	mkdir -p "$LOGS"
+	start_postgres
+	create_database
+	;;
+postgres-stop) stop_postgres ;;
 esac

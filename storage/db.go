@@ -54,3 +54,24 @@ func conflict(err error) error {
 	}
 	return err
 }
+
+// Unavailable reports whether err means PostgreSQL could not serve the
+// request at all rather than refused it: the connection broke (SQLSTATE
+// class 08), the server has no room for another client (53, e.g. "too many
+// clients"), or it is shutting down, restarting or starting up (57). Such a
+// request may succeed when retried, so callers answer 503, not 500.
+func Unavailable(err error) bool {
+	var pgErr pgdriver.Error
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	code := pgErr.Field('C')
+	if len(code) != 5 {
+		return false
+	}
+	switch code[:2] {
+	case "08", "53", "57":
+		return true
+	}
+	return false
+}

@@ -64,13 +64,14 @@ var listColumns = map[string][]string{
 	jobspec.Transcription: {
 		"id", "status", "input_kind", "file_name", "source_url", "source", "language_requested", "language_detected",
 		"duration_sec", "transcript_text", "cost_micros", "email_after", "sms_after", "error_code", "error_message",
-		"created_at", "started_at", "completed_at",
+		"created_at", "started_at", "completed_at", "progress_stage", "progress_fraction", "progress_updated_at",
 	},
 	jobspec.Subtitles: {
 		"id", "status", "file_name", "source", "language_requested", "language_detected", "duration_sec",
 		"cost_micros", "cleanup_cost_micros", "burn_cost_micros", "use_voice_cleanup", "style", "style_note",
 		"output_key", "burn_runs", "reburn_error_code", "reburn_error_message", "email_after", "sms_after",
 		"error_code", "error_message", "created_at", "started_at", "completed_at",
+		"progress_stage", "progress_fraction", "progress_updated_at",
 	},
 }
 
@@ -101,10 +102,20 @@ func (r Jobs) SoftDelete(ctx context.Context, accountID, kind string, id int64) 
 
 // Advance moves a job to status `to` when it is in one of `from`, and
 // reports whether it moved. Moving into a status it already has is a no-op
-// success, so retried activities are harmless.
+// success, so retried activities are harmless. A move into a non-final
+// status makes that status the job's progress stage, unmeasured; a no-op
+// move leaves the progress as it is.
 func (r Jobs) Advance(ctx context.Context, id int64, from []string, to string) (bool, error) {
-	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", to).
+	q := r.DB.NewUpdate().Model((*Job)(nil)).
 		Where("id = ? AND status IN (?)", id, bun.In(from))
+	if to != jobspec.Done && to != jobspec.Failed {
+		// SET expressions read the row before the update: status is the old one.
+		q = q.Set("progress_stage = CASE WHEN status = ? THEN progress_stage ELSE ? END", to, to).
+			Set("progress_fraction = CASE WHEN status = ? THEN progress_fraction END", to).
+			Set("progress_attempt = CASE WHEN status = ? THEN progress_attempt ELSE 0 END", to).
+			Set("progress_updated_at = CASE WHEN status = ? THEN progress_updated_at ELSE now() END", to)
+	}
+	q = q.Set("status = ?", to)
 	if to == jobspec.Processing {
 		q = q.Set("started_at = coalesce(started_at, now())")
 	}
@@ -153,9 +164,15 @@ func (r Jobs) Reopen(ctx context.Context, id int64) error {
 		err := tx.NewUpdate().Model(&j).
 			Set("status = ?", jobspec.Processing).
 			Set("error_code = NULL, error_message = NULL, completed_at = NULL").
+			Set(progressReset, jobspec.Processing).
+			Set("progress_chunks = NULL, progress_chunks_done = 0").
 			Where("id = ? AND status = ?", id, jobspec.Failed).Returning("kind").Scan(ctx)
 		if err != nil {
 			return notFound(err)
+		}
+		// The rerun is a new run: its chunks are counted afresh.
+		if _, err := tx.NewDelete().Table("job_chunks_done").Where("job_id = ?", id).Exec(ctx); err != nil {
+			return fmt.Errorf("reopen job %d: %w", id, err)
 		}
 		_, err = tx.NewUpdate().Model((*JobAdmission)(nil)).Set("released_at = NULL").
 			Where("job_kind = ? AND job_id = ?", j.Kind, id).Exec(ctx)
@@ -195,6 +212,7 @@ func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run 
 	err = r.DB.NewUpdate().Model((*Job)(nil)).
 		Set("status = ?", jobspec.Burning).Set("burn_runs = burn_runs + 1").
 		Set("reburn_error_code = NULL, reburn_error_message = NULL").
+		Set(progressReset, jobspec.Burning).
 		Where("id = ? AND account_id = ? AND kind = ? AND status = ? AND deleted_at IS NULL", id, accountID, jobspec.Subtitles, jobspec.Done).
 		Returning("burn_runs").Scan(ctx, &run)
 	if err == nil {

@@ -11,6 +11,8 @@ type (
 	IssuedKey                = model.IssuedKey
 	KeySpec                  = model.KeySpec
 	Job                      = model.Job
+	JobProgress              = model.JobProgress
+	RunningBatch             = model.RunningBatch
 	SubtitleVersion          = model.SubtitleVersion
 	TooManyJobsError         = model.TooManyJobsError
 	VoiceAgent               = model.VoiceAgent

@@ -27,6 +27,7 @@ type Store struct {
 	Push          PushSubscriptions
 	Notifications Notifications
 	Settings      Settings
+	Console       ConsoleAuth
 }
 
 // NewStore builds the repositories over db.
@@ -38,11 +39,16 @@ func NewStore(db *bun.DB) Store {
 		Conversations: Conversations{DB: db}, VoiceAgents: VoiceAgents{DB: db},
 		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db}, Notifications: Notifications{DB: db},
 		Settings: Settings{DB: db},
+		Console:  ConsoleAuth{DB: db},
 	}
 }
 
 // Health pings the database.
 func (s Store) Health(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Unavailable reports whether err means the database could not serve the
+// request at all (see Unavailable).
+func (s Store) Unavailable(err error) bool { return Unavailable(err) }
 
 // NewUsageBatcher batches key-use times over the store's database.
 func (s Store) NewUsageBatcher() *UsageBatcher { return NewUsageBatcher(s.db) }

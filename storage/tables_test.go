@@ -39,6 +39,7 @@ func TestModelTables(t *testing.T) {
 		{model.WebhookEndpoint{}, "webhook_endpoints"},
 		{model.WebhookDelivery{}, "webhook_deliveries"},
 		{model.WebhookAttempt{}, "webhook_attempts"},
+		{model.ConsoleSession{}, "console_sessions"},
 	} {
 		typ := reflect.TypeOf(tc.record)
 		if got := db.Table(typ).Name; got != tc.table {

@@ -40,6 +40,7 @@ const adminUsage = `usage: parley admin <command> [flags]
   voice agent list [--account ID|EMAIL]
   voice agent remove --agent-id AGENT
   bootstrap-dev [--email dev@parley.local]
+  console-link --email EMAIL                 (a one-time web console sign-in link, for servers without SMTP)
 `
 
 // adminCommand runs one operation through the services with parsed flags
@@ -59,6 +60,7 @@ func admin(ctx context.Context, args []string) error {
 		"limits set":     limitsSet,
 		"price set":      priceSet,
 		"bootstrap-dev":  bootstrapDev,
+		"console-link":   consoleLink,
 
 		"voice agent add":    voiceAgentAdd,
 		"voice agent list":   voiceAgentList,

@@ -15,7 +15,8 @@ import (
 
 const carrierUsage = `usage: parley carrier [inbound --from E164 --to E164 --body TEXT]
 
-  (no arguments)   serve the local stand-in carrier on PARLEY_CARRIER_ADDR (default 127.0.0.1:8089)
+  (no arguments)   serve the local stand-in carrier on PARLEY_CARRIER_ADDR (default 127.0.0.1:8089),
+                   keeping its messages under PARLEY_CARRIER_STATE_DIR when set
   inbound          post a signed inbound SMS to the API at PARLEY_BASE_URL
 
 Both read PARLEY_TWILIO_ACCOUNT_SID and PARLEY_TWILIO_AUTH_TOKEN.
@@ -54,7 +55,15 @@ func carrierServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	standIn := localcarrier.New(localcarrier.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, Log: log})
+	lcfg := localcarrier.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, Log: log}
+	var standIn *localcarrier.Server
+	if cfg.CarrierStateDir == "" {
+		standIn = localcarrier.New(lcfg)
+	} else if standIn, err = localcarrier.Open(lcfg, cfg.CarrierStateDir); err != nil {
+		// Kept across restarts, as the real carrier keeps them: a crash
+		// test then tests Parley's recovery, not a forgetful stand-in.
+		return err
+	}
 	defer standIn.Close()
 	return serveStandIn(ctx, log, "local carrier", "PARLEY_CARRIER_ADDR", cfg.CarrierAddr, standIn)
 }

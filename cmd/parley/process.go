@@ -298,6 +298,12 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 			Objects: s.objects, Database: store, Temporal: s.temporal, Speech: s.engine,
 			Catalog: s.catalog, Log: s.log, Version: version.String(),
 		})
+		con, err := newConsole(s.cfg, store, s.objects, svc, s.catalog, s.log)
+		if err != nil {
+			return err
+		}
+		srv.WithPages(con)
+		g.Go(func() error { con.Run(ctx); return nil })
 		httpServer := newHTTPServer(s.cfg, srv.Handler())
 		g.Go(func() error { srv.Run(ctx); return nil })
 		g.Go(func() error {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,15 +19,80 @@ import (
 // asked for them. One goroutine per message keeps its callbacks in order.
 func (s *Server) progress(sid, callback string) {
 	defer s.wg.Done()
-	for _, step := range []func(*twilio.Message, time.Time){markSent, markFinal} {
+	s.advance(sid, callback, []func(*twilio.Message, time.Time){markSent, markFinal})
+}
+
+// resume carries on, after a restart, with a message whose status updates
+// or callbacks the previous run left unfinished: first the callback still
+// owed for its recorded status, then the steps it has not taken yet.
+func (s *Server) resume(sid, callback string, owed bool) {
+	defer s.wg.Done()
+	s.mu.Lock()
+	m := s.messages[s.index[sid]]
+	s.mu.Unlock()
+	if owed && callback != "" {
+		if !s.notify(callback, m) {
+			return
+		}
+		if err := s.settleCallback(sid); err != nil {
+			s.cfg.Log.WithError(err).WithField("sid", sid).Error("carrier state not written")
+			return
+		}
+	}
+	switch m.Status {
+	case twilio.StatusQueued:
+		s.advance(sid, callback, []func(*twilio.Message, time.Time){markSent, markFinal})
+	case twilio.StatusSent:
+		s.advance(sid, callback, []func(*twilio.Message, time.Time){markFinal})
+	}
+}
+
+// advance takes steps CallbackDelay apart. Each new status is on disk,
+// with its callback marked owed, before the callback is posted, and the
+// callback is marked paid once posted: a crash in between makes the next
+// run post it again (callbacks are at least once, as Twilio's are).
+func (s *Server) advance(sid, callback string, steps []func(*twilio.Message, time.Time)) {
+	for _, step := range steps {
 		if !s.sleep(s.cfg.CallbackDelay) {
 			return
 		}
-		m := s.update(sid, step)
-		if callback != "" {
-			s.notify(callback, m)
+		m, err := s.update(sid, callback, step)
+		if err != nil {
+			s.cfg.Log.WithError(err).WithField("sid", sid).Error("carrier state not written")
+			return
+		}
+		if callback == "" {
+			continue
+		}
+		if !s.notify(callback, m) {
+			return
+		}
+		if err := s.settleCallback(sid); err != nil {
+			s.cfg.Log.WithError(err).WithField("sid", sid).Error("carrier state not written")
+			return
 		}
 	}
+}
+
+// settleCallback records that the callback for the message's current
+// status needs no more posting.
+func (s *Server) settleCallback(sid string) error {
+	if s.journal == nil {
+		return nil
+	}
+	s.mu.Lock()
+	i := s.position(sid)
+	wait := s.record(record{Message: s.messages[i], Callback: s.callbacks[i], Deleted: s.deleted[i]})
+	s.mu.Unlock()
+	return wait()
+}
+
+// position finds a message, deleted or not; the caller holds s.mu.
+func (s *Server) position(sid string) int {
+	if i, ok := s.index[sid]; ok {
+		return i
+	}
+	return slices.IndexFunc(s.messages, func(m twilio.Message) bool { return m.SID == sid })
 }
 
 func markSent(m *twilio.Message, now time.Time) {
@@ -43,14 +109,17 @@ func markFinal(m *twilio.Message, _ time.Time) {
 	m.Status = twilio.StatusDelivered
 }
 
-func (s *Server) update(sid string, step func(*twilio.Message, time.Time)) twilio.Message {
+func (s *Server) update(sid, callback string, step func(*twilio.Message, time.Time)) (twilio.Message, error) {
 	now := s.cfg.Now().UTC().Truncate(time.Second)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := &s.messages[s.index[sid]]
+	i := s.index[sid] // a message is deleted only once final: no step follows
+	m := &s.messages[i]
 	step(m, now)
 	m.DateUpdated = now
-	return *m
+	out := *m
+	wait := s.record(record{Message: out, Callback: callback, Owed: callback != ""})
+	s.mu.Unlock()
+	return out, wait()
 }
 
 // sleep waits d, or returns false when the server closes first.
@@ -67,8 +136,9 @@ func (s *Server) sleep(d time.Duration) bool {
 
 // notify posts Twilio's status callback, signed over the callback URL
 // exactly as given. A connection failure is retried a few times; an answer,
-// even an error status, is final, as with Twilio.
-func (s *Server) notify(callback string, m twilio.Message) {
+// even an error status, is final, as with Twilio. It returns false only
+// when the server closed first (the callback is still owed).
+func (s *Server) notify(callback string, m twilio.Message) bool {
 	form := url.Values{
 		"MessageSid":    {m.SID},
 		"SmsSid":        {m.SID},
@@ -86,19 +156,21 @@ func (s *Server) notify(callback string, m twilio.Message) {
 	for attempt := 1; ; attempt++ {
 		status, err := postSigned(s.ctx, s.cfg.HTTP, callback, s.cfg.AuthToken, form)
 		switch {
+		case s.ctx.Err() != nil:
+			return false
 		case err == nil && status/100 == 2:
 			log.Debug("status callback delivered")
-			return
+			return true
 		case err == nil:
 			log.WithField("http_status", status).Warn("status callback refused")
-			return
-		case attempt == callbackAttempts || s.ctx.Err() != nil:
+			return true
+		case attempt == callbackAttempts:
 			log.WithError(err).Warn("status callback failed; giving up")
-			return
+			return true
 		}
 		log.WithError(err).WithField("attempt", attempt).Info("status callback failed; retrying")
 		if !s.sleep(s.cfg.CallbackDelay) {
-			return
+			return false
 		}
 	}
 }

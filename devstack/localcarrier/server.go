@@ -1,8 +1,14 @@
 // Package localcarrier is a stand-in for Twilio Programmable Messaging that
 // `parley carrier`, `make dev` and the tests run on loopback. It speaks the
-// same protocol as Twilio for what Parley uses: Messages.json create, fetch
-// and list with Basic auth, signed StatusCallback posts (sent, then
+// same protocol as Twilio for what Parley uses: Messages.json create, fetch,
+// list and delete with Basic auth, signed StatusCallback posts (sent, then
 // delivered or undelivered), and signed inbound messages to the API.
+//
+// Like the real carrier it keeps what it accepted: a Server made by Open
+// writes every message, and every status callback it still owes, to an
+// append-only log under its state directory (each record fsync'd before
+// the change is answered or acted on), reloads it on start and resumes the
+// status updates and callbacks a restart interrupted.
 //
 // Twilio's magic test numbers choose the outcome of a send:
 //
@@ -72,10 +78,56 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	closed   bool
-	messages []twilio.Message // in creation order
-	index    map[string]int   // sid -> position in messages
+	mu        sync.Mutex
+	closed    bool
+	messages  []twilio.Message // in creation order; deleted ones stay, marked
+	deleted   []bool           // parallel to messages
+	callbacks []string         // parallel to messages: the StatusCallback URL
+	index     map[string]int   // sid -> position in messages, live ones only
+	journal   *journal         // nil: in memory only
+}
+
+// Open returns a stand-in carrier that keeps its messages under stateDir:
+// it reloads those a previous run accepted and resumes their status updates
+// and owed callbacks.
+func Open(cfg Config, stateDir string) (*Server, error) {
+	j, recs, err := openJournal(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	s := New(cfg)
+	s.journal = j
+	owed := map[string]bool{}
+	for _, rec := range recs {
+		i, known := s.index[rec.Message.SID]
+		if !known {
+			i = len(s.messages)
+			s.index[rec.Message.SID] = i
+			s.messages = append(s.messages, rec.Message)
+			s.deleted = append(s.deleted, false)
+			s.callbacks = append(s.callbacks, rec.Callback)
+		}
+		s.messages[i] = rec.Message
+		if rec.Deleted {
+			s.deleted[i] = true
+		}
+		owed[rec.Message.SID] = rec.Owed
+	}
+	resumed := 0
+	for i, m := range s.messages {
+		if s.deleted[i] {
+			delete(s.index, m.SID)
+			continue
+		}
+		if twilio.IsFinal(m.Status) && !owed[m.SID] {
+			continue
+		}
+		resumed++
+		s.wg.Add(1)
+		go s.resume(m.SID, s.callbacks[i], owed[m.SID])
+	}
+	s.cfg.Log.WithFields(logrus.Fields{"dir": stateDir, "messages": len(s.index), "resumed": resumed}).Info("carrier state loaded")
+	return s, nil
 }
 
 // New returns a stand-in carrier for one account.
@@ -98,29 +150,38 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST "+base+"Messages.json", s.authorized(s.create))
 	s.mux.HandleFunc("GET "+base+"Messages.json", s.authorized(s.list))
 	s.mux.HandleFunc("GET "+base+"Messages/{file}", s.authorized(s.fetch))
+	s.mux.HandleFunc("DELETE "+base+"Messages/{file}", s.authorized(s.remove))
 	return s
 }
 
 // ServeHTTP serves the Twilio Messages API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// Close stops the pending status updates and callbacks and waits for them.
+// Close stops the pending status updates and callbacks, waits for them
+// and closes the state log; a later Open resumes them.
 func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
+	if s.journal != nil {
+		if err := s.journal.close(); err != nil {
+			s.cfg.Log.WithError(err).Warn("closing the carrier state")
+		}
+	}
 }
 
-// Messages returns every message accepted so far, oldest first.
+// Messages returns every message accepted so far, deleted ones included,
+// oldest first.
 func (s *Server) Messages() []twilio.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.messages)
 }
 
-// Sent returns the messages accepted for the number to, oldest first.
+// Sent returns the messages accepted for the number to, deleted ones
+// included, oldest first.
 func (s *Server) Sent(to string) []twilio.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,8 +257,14 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		URI:         "/" + twilio.APIVersion + "/Accounts/" + s.cfg.AccountSID + "/Messages/" + sid + ".json",
 		DateCreated: now, DateUpdated: now,
 	}
-	if !s.store(m, callback) {
+	stored, err := s.store(m, callback)
+	if !stored {
 		writeError(w, http.StatusServiceUnavailable, 0, "the carrier is shutting down")
+		return
+	}
+	if err != nil {
+		s.cfg.Log.WithError(err).WithField("sid", sid).Error("message not written to the carrier state")
+		writeError(w, http.StatusInternalServerError, 0, "the carrier could not keep the message")
 		return
 	}
 	s.cfg.Log.WithFields(logrus.Fields{"sid": sid, "to": to, "from": from, "segments": m.NumSegments}).Info("message accepted")
@@ -224,18 +291,68 @@ func refusal(to, from string) (int, string) {
 	return 0, ""
 }
 
-// store keeps m and starts its status updates, unless the server is closed.
-func (s *Server) store(m twilio.Message, callback string) bool {
+// store keeps m and starts its status updates, unless the server is
+// closed. It returns once m is in the state log, so a message the carrier
+// answered 201 for survives a crash.
+func (s *Server) store(m twilio.Message, callback string) (bool, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
-		return false
+		s.mu.Unlock()
+		return false, nil
 	}
 	s.index[m.SID] = len(s.messages)
 	s.messages = append(s.messages, m)
+	s.deleted = append(s.deleted, false)
+	s.callbacks = append(s.callbacks, callback)
+	wait := s.record(record{Message: m, Callback: callback})
 	s.wg.Add(1)
 	go s.progress(m.SID, callback)
-	return true
+	s.mu.Unlock()
+	return true, wait()
+}
+
+// record queues rec on the state log; the caller holds s.mu, so records
+// reach the log in the order of the changes they describe. The returned
+// function waits for rec to be on disk.
+func (s *Server) record(rec record) func() error {
+	if s.journal == nil {
+		return func() error { return nil }
+	}
+	return s.journal.enqueue(rec)
+}
+
+// remove deletes a message as Twilio does: 204, then the message is gone
+// from fetch (404, code 20404) and list; one still being sent is refused
+// with 409, code 20009.
+func (s *Server) remove(w http.ResponseWriter, r *http.Request) {
+	sid, ok := strings.CutSuffix(r.PathValue("file"), ".json")
+	if !ok {
+		notFound(w, r)
+		return
+	}
+	s.mu.Lock()
+	i, found := s.index[sid]
+	if !found {
+		s.mu.Unlock()
+		notFound(w, r)
+		return
+	}
+	if !twilio.IsFinal(s.messages[i].Status) {
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, twilio.CodeDeleteIncomplete, "Cannot delete this resource before it is complete")
+		return
+	}
+	s.deleted[i] = true
+	delete(s.index, sid)
+	wait := s.record(record{Message: s.messages[i], Callback: s.callbacks[i], Deleted: true})
+	s.mu.Unlock()
+	if err := wait(); err != nil {
+		s.cfg.Log.WithError(err).WithField("sid", sid).Error("deletion not written to the carrier state")
+		writeError(w, http.StatusInternalServerError, 0, "the carrier could not record the deletion")
+		return
+	}
+	s.cfg.Log.WithField("sid", sid).Info("message deleted")
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
@@ -277,6 +394,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	for i := len(s.messages) - 1; i >= 0; i-- {
 		m := s.messages[i]
+		if s.deleted[i] {
+			continue
+		}
 		if (to == "" || m.To == to) && (from == "" || m.From == from) {
 			matched = append(matched, m)
 		}

@@ -77,6 +77,9 @@ type Config struct {
 	SMSActivities    int
 	// CarrierAddr is where `parley carrier` (the local stand-in) listens.
 	CarrierAddr string
+	// CarrierStateDir is where `parley carrier` keeps its messages across
+	// restarts; empty: in memory only.
+	CarrierStateDir string
 	// VoiceProviderAddr is where `parley voice-provider` (the local
 	// stand-in) listens.
 	VoiceProviderAddr string
@@ -242,6 +245,7 @@ var Vars = []Var{
 	{"PARLEY_SMS_REFRESH_INTERVAL", "5m", "how often unsettled SMS deliveries are asked of the carrier (for 24 h after sending)"},
 	{"PARLEY_SMS_ACTIVITIES", "50", "SMS activities one worker runs at once (they wait on the carrier, not the CPU)"},
 	{"PARLEY_CARRIER_ADDR", "127.0.0.1:8089", "where `parley carrier`, the local stand-in carrier for development, listens (loopback only)"},
+	{"PARLEY_CARRIER_STATE_DIR", "", "where `parley carrier` keeps its messages and the status callbacks it owes across restarts, as the real carrier does (make dev: under its dev dir); empty: in memory only"},
 	{"PARLEY_VOICE_PROVIDER_ADDR", "127.0.0.1:8091", "where `parley voice-provider`, the local stand-in for ElevenLabs Agents, listens (loopback only)"},
 	{"PARLEY_MAILCATCHER_SMTP_ADDR", "127.0.0.1:1025", "where `parley mailcatcher`, the mail catcher for development, takes SMTP (loopback only); point PARLEY_SMTP_URL at smtp://this address"},
 	{"PARLEY_MAILCATCHER_HTTP_ADDR", "127.0.0.1:8025", "where `parley mailcatcher` shows the caught mail: a web page, and JSON under /messages (loopback only)"},
@@ -300,6 +304,7 @@ func Load() (Config, error) {
 		TwilioAuthToken:   get("PARLEY_TWILIO_AUTH_TOKEN"),
 		TwilioBaseURL:     strings.TrimRight(get("PARLEY_TWILIO_BASE_URL"), "/"),
 		CarrierAddr:       get("PARLEY_CARRIER_ADDR"),
+		CarrierStateDir:   get("PARLEY_CARRIER_STATE_DIR"),
 		VoiceProviderAddr: get("PARLEY_VOICE_PROVIDER_ADDR"),
 
 		MailcatcherSMTPAddr: get("PARLEY_MAILCATCHER_SMTP_ADDR"),

@@ -6,12 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
@@ -35,7 +38,50 @@ func Dial(ctx context.Context, address, namespace string, logger *logrus.Logger)
 		c.Close()
 		return nil, err
 	}
+	// Its own budget: a real server may take its namespace cache's refresh
+	// interval (10 s by default) to use attributes added just now.
+	waitCtx, cancelWait := context.WithTimeout(context.Background(), searchAttributesWait)
+	defer cancelWait()
+	if err := waitSearchAttributesUsable(waitCtx, c, namespace); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// searchAttributesWait bounds how long Dial waits for the namespace to use
+// its search attributes.
+const searchAttributesWait = 45 * time.Second
+
+// waitSearchAttributesUsable returns once a visibility query that names
+// every custom search attribute is accepted. Temporal's own server (unlike
+// the dev server, which refreshes on every read) lists an attribute as soon
+// as it is added but maps it for the namespace only when its namespace cache
+// next refreshes; until then starting a workflow or creating a schedule with
+// it fails with "no mapping defined for search attribute". A query goes
+// through the same mapping, so its success means starts will too.
+func waitSearchAttributesUsable(ctx context.Context, c client.Client, namespace string) error {
+	var query []string
+	for name, typ := range workflows.SearchAttributes() {
+		if typ == enums.INDEXED_VALUE_TYPE_INT {
+			query = append(query, name+" = 0")
+		} else {
+			query = append(query, name+" = ''")
+		}
+	}
+	sort.Strings(query)
+	req := &workflowservice.CountWorkflowExecutionsRequest{Namespace: namespace, Query: strings.Join(query, " AND ")}
+	for {
+		_, err := c.WorkflowService().CountWorkflowExecutions(ctx, req)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("search attributes not usable on namespace %s: %w", namespace, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // ensureSearchAttributes registers the custom search attributes that are

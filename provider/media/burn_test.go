@@ -116,7 +116,10 @@ func TestBurn(t *testing.T) {
 			var last float64
 			calls := 0
 			start := time.Now()
-			err = tool.Burn(ctx, BurnInput{Video: av, ASS: assPath, Audio: tc.audio, Out: out, Progress: func(s float64) {
+			err = tool.Burn(ctx, BurnInput{Video: av, ASS: assPath, Audio: tc.audio, Out: out, Progress: func(s, total float64) {
+				if total != src.DurationSec {
+					t.Errorf("progress total %v, want the source's %v", total, src.DurationSec)
+				}
 				if s < last {
 					t.Errorf("progress went back: %v after %v", s, last)
 				}
@@ -127,7 +130,7 @@ func TestBurn(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("burned %.1f s of %dx%d in %v (%d progress reports, last %.2f s)", src.DurationSec, w, h, time.Since(start).Round(time.Millisecond), calls, last)
-			if calls == 0 || math.Abs(last-src.DurationSec) > 0.2 {
+			if calls == 0 || last != src.DurationSec {
 				t.Errorf("progress: %d reports, last %.2f s, want about %.2f", calls, last, src.DurationSec)
 			}
 			got, err := tool.Probe(ctx, out)

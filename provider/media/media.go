@@ -275,9 +275,11 @@ type BurnInput struct {
 	// "" keeps the video's own audio, if it has any.
 	Audio string
 	Out   string // mp4 to write
-	// Progress, when set, is called with the seconds of output written so
-	// far, so a long-running caller can heartbeat.
-	Progress func(doneSec float64)
+	// Progress, when set, is called as ffmpeg reports its progress (about
+	// twice a second) with the seconds of output written so far and the
+	// source's duration: done never falls and never passes total, and the
+	// last call, when ffmpeg reports the end, has done == total.
+	Progress func(doneSec, totalSec float64)
 }
 
 // Burn renders the ASS subtitles into the video's pixels and writes an H.264
@@ -315,7 +317,7 @@ func (t Tool) Burn(ctx context.Context, in BurnInput) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		readProgress(pr, in.Progress)
+		readProgress(pr, src.DurationSec, in.Progress)
 	}()
 	err = t.ffmpegRun(ctx, args, pw)
 	pw.Close()
@@ -326,20 +328,32 @@ func (t Tool) Burn(ctx context.Context, in BurnInput) error {
 	return nil
 }
 
-// readProgress parses ffmpeg's -progress key=value stream and reports
-// out_time_us in seconds. It drains r to the end so ffmpeg never blocks.
-func readProgress(r io.Reader, report func(float64)) {
+// readProgress parses ffmpeg's -progress stream: blocks of key=value lines,
+// each ending with progress=continue, the last with progress=end. It
+// reports out_time_us in seconds of total, held to 0..total and never
+// falling (ffmpeg prints N/A or a negative time before the first frame, and
+// the last frame may start a little before the end), then total at the end.
+// It drains r to the end so ffmpeg never blocks.
+func readProgress(r io.Reader, total float64, report func(done, total float64)) {
 	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		v, ok := strings.CutPrefix(sc.Text(), "out_time_us=")
-		if !ok || report == nil {
-			continue
+	done := 0.0
+	for sc.Scan() && report != nil {
+		key, v, _ := strings.Cut(strings.TrimSpace(sc.Text()), "=")
+		switch key {
+		case "out_time_us":
+			us, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || us < 0 {
+				continue
+			}
+			if s := min(float64(us)/1e6, total); s >= done {
+				done = s
+				report(done, total)
+			}
+		case "progress":
+			if v == "end" {
+				report(total, total)
+			}
 		}
-		us, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || us < 0 {
-			continue
-		}
-		report(float64(us) / 1e6)
 	}
 	_, _ = io.Copy(io.Discard, r)
 }

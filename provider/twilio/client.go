@@ -117,6 +117,20 @@ func (c *Client) Fetch(ctx context.Context, sid string) (Message, error) {
 	return m, nil
 }
 
+// Delete removes one Message from the account (DELETE
+// .../Messages/{sid}.json, answered 204). Twilio refuses a message still
+// being sent (409, code 20009); a deleted message then answers 404 (code
+// 20404) to Fetch and is gone from List.
+func (c *Client) Delete(ctx context.Context, sid string) error {
+	if sid == "" {
+		return errors.New("delete message: empty sid")
+	}
+	if err := c.do(ctx, http.MethodDelete, c.messagesPath()+"/"+url.PathEscape(sid)+".json", nil, nil); err != nil {
+		return fmt.Errorf("delete message %s: %w", sid, err)
+	}
+	return nil
+}
+
 // ListFilter selects messages by exact To and From; empty fields do not
 // filter. PageSize 0 leaves Twilio's default (50); the maximum is 1,000.
 type ListFilter struct {
@@ -237,7 +251,8 @@ func (c *Client) messagesPath() string {
 	return "/" + APIVersion + "/Accounts/" + url.PathEscape(c.accountSID) + "/Messages"
 }
 
-// do sends one request to base+path and decodes a 2xx JSON answer into out.
+// do sends one request to base+path and decodes a 2xx JSON answer into out
+// (nil: the answer is not read, as for a 204).
 // Any other status is an *APIError.
 func (c *Client) do(ctx context.Context, method, path string, form url.Values, out any) error {
 	var body io.Reader
@@ -264,6 +279,9 @@ func (c *Client) do(ctx context.Context, method, path string, form url.Values, o
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return apiError(resp.StatusCode, data)
+	}
+	if out == nil {
+		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("twilio: decode answer: %w", err)

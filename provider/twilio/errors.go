@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"syscall"
 )
 
@@ -18,6 +19,7 @@ const (
 	CodeUnreachable           = 30003 // delivery failed: handset unreachable
 	CodeAuthentication        = 20003 // wrong AccountSid or AuthToken
 	CodeNotFound              = 20404 // no such resource
+	CodeDeleteIncomplete      = 20009 // a message still being sent cannot be deleted
 	CodeToRequired            = 21604
 	CodeFromRequired          = 21603
 	CodeBodyRequired          = 21602
@@ -49,6 +51,14 @@ func (e *APIError) Error() string {
 // 5xx or 429 answer, never for a 4xx refusal.
 func (e *APIError) Retryable() bool {
 	return e.Status >= 500 || e.Status == 429
+}
+
+// IsNotFound reports whether err is Twilio answering 404 for the resource:
+// for a message it had accepted, the owner deleted it (Twilio keeps the
+// others), so asking again cannot find it either.
+func IsNotFound(err error) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound
 }
 
 // IsRetryable reports whether err is worth retrying: a 5xx or 429 answer, a

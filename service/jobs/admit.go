@@ -65,6 +65,12 @@ type JobStore interface {
 	EndReburn(ctx context.Context, id int64, code, message string) error
 }
 
+// RunningBatches lists an account's SMS batches still sending, with their
+// outcomes counted.
+type RunningBatches interface {
+	RunningBatches(ctx context.Context, accountID string) ([]model.RunningBatch, error)
+}
+
 // Admitter admits a job under the account's and the platform's caps and its
 // balance, and counts the jobs in flight.
 type Admitter interface {
@@ -92,12 +98,14 @@ type URLChecker interface {
 type Deps struct {
 	Jobs       JobStore
 	Admissions Admitter
-	Prices     PriceList
-	Versions   SubtitleVersions
-	Objects    MediaStore
-	Media      Prober
-	Guard      URLChecker
-	Temporal   workflows.Starter
+	// Batches lists SMS batches still sending, for the running list.
+	Batches  RunningBatches
+	Prices   PriceList
+	Versions SubtitleVersions
+	Objects  MediaStore
+	Media    Prober
+	Guard    URLChecker
+	Temporal workflows.Starter
 	// Links signs the output videos' links, under BaseURL.
 	Links   medialink.Signer
 	BaseURL string
@@ -135,6 +143,8 @@ type Options struct {
 	Language       string
 	EmailAfter     bool
 	SMSAfter       bool
+	// Source is "ui" for jobs the web console admits; empty means "api".
+	Source string
 }
 
 // TranscriptionRequest asks for a transcription of an upload or of a URL
@@ -286,7 +296,11 @@ func (s *Service) newJob(o Options) (model.Job, error) {
 	if err != nil {
 		return model.Job{}, problem.Invalid("language", err.Error())
 	}
-	j := model.Job{AccountID: o.AccountID, Status: jobspec.Queued, Source: "api",
+	source := o.Source
+	if source == "" {
+		source = "api"
+	}
+	j := model.Job{AccountID: o.AccountID, Status: jobspec.Queued, Source: source,
 		LanguageRequested: lang, EmailAfter: o.EmailAfter, SMSAfter: o.SMSAfter}
 	if o.IdempotencyKey != "" {
 		j.IdempotencyKey = &o.IdempotencyKey

@@ -48,6 +48,7 @@ type Transcription struct {
 	CompletedAt      *time.Time        `json:"completed_at"`
 	ErrorCode        *string           `json:"error_code,omitempty"`
 	ErrorMessage     *string           `json:"error_message,omitempty"`
+	Progress         *Progress         `json:"progress"`
 }
 
 // NewTranscription shapes a job; words only when asked for and done, and the
@@ -59,7 +60,7 @@ func NewTranscription(j model.Job, withWords bool) Transcription {
 		Language: Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
 		Source:   j.Source, EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
 		CreatedAt: j.CreatedAt.UTC(), StartedAt: UTC(j.StartedAt), CompletedAt: UTC(j.CompletedAt),
-		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage,
+		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage, Progress: NewProgress(j),
 	}
 	if j.Status == jobspec.Done {
 		v.TranscriptText = j.TranscriptText
@@ -104,6 +105,7 @@ type Subtitles struct {
 	ErrorCode            *string         `json:"error_code,omitempty"`
 	ErrorMessage         *string         `json:"error_message,omitempty"`
 	LastReburnError      *ReburnError    `json:"last_reburn_error,omitempty"`
+	Progress             *Progress       `json:"progress"`
 }
 
 // NewSubtitles shapes a subtitle job; videoURL turns the output video's
@@ -117,7 +119,7 @@ func NewSubtitles(j model.Job, videoURL func(key string) string) Subtitles {
 		Style:    j.Style, StyleNote: j.StyleNote, BurnRuns: j.BurnRuns, Source: j.Source,
 		EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
 		CreatedAt: j.CreatedAt.UTC(), StartedAt: UTC(j.StartedAt), CompletedAt: UTC(j.CompletedAt),
-		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage,
+		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage, Progress: NewProgress(j),
 	}
 	if v.Style == nil {
 		v.Style = json.RawMessage("{}")
@@ -134,6 +136,46 @@ func NewSubtitles(j model.Job, videoURL func(key string) string) Subtitles {
 		v.LastReburnError = &ReburnError{Code: *j.ReburnErrorCode, Message: msg}
 	}
 	return v
+}
+
+// Progress is where a running job is: its stage (its status, or a finer
+// step: jobspec.StageOrder), the fraction of the stage done where it is
+// measured (nil otherwise), and when it was last written.
+type Progress struct {
+	Stage     string    `json:"stage"`
+	Fraction  *float64  `json:"fraction"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// NewProgress is a job's progress; nil once the job has ended (a re-burning
+// job is running again). A job no activity has written progress for yet
+// is at its status, unmeasured, since it started (or was created).
+func NewProgress(j model.Job) *Progress {
+	if j.Status == jobspec.Done || j.Status == jobspec.Failed {
+		return nil
+	}
+	p := Progress{Stage: j.Status, UpdatedAt: j.CreatedAt.UTC()}
+	if j.StartedAt != nil {
+		p.UpdatedAt = j.StartedAt.UTC()
+	}
+	if j.Progress.Stage != nil {
+		p.Stage, p.Fraction = *j.Progress.Stage, j.Progress.Fraction
+	}
+	if j.Progress.UpdatedAt != nil {
+		p.UpdatedAt = j.Progress.UpdatedAt.UTC()
+	}
+	return &p
+}
+
+// NewBatchProgress is a running SMS batch's progress: its status as the
+// stage, and the recipients with a send outcome of all its recipients.
+func NewBatchProgress(b model.RunningBatch) *Progress {
+	p := Progress{Stage: b.Status, UpdatedAt: b.ProgressAt.UTC()}
+	if b.TotalRecipients > 0 {
+		f := min(1, float64(b.Outcomes)/float64(b.TotalRecipients))
+		p.Fraction = &f
+	}
+	return &p
 }
 
 // UTC returns an optional time in UTC.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"time"
 
 	"parley/model"
@@ -162,18 +164,35 @@ func (s *Service) EditSRT(ctx context.Context, accountID string, id int64, body 
 	return SRTEdit{ID: j.ID, Version: v.Version, Cues: len(cues)}, nil
 }
 
-// Running is an account's jobs in flight and its cap.
+// Running is an account's jobs and SMS batches in flight, oldest first,
+// and its cap on jobs.
 type Running struct {
 	InFlight, Limit int
-	Jobs            []RunningJob
+	// Jobs holds RunningJob and RunningBatch rows.
+	Jobs []any
 }
 
-// ETag is a weak validator over the jobs' (id, status) pairs: a poller
-// sees 304 until a job starts, moves or ends.
+// ETag is a weak validator over the rows' kind, id, status and progress: a
+// poller sees 304 until a row starts, moves (within its stage too) or ends.
 func (r Running) ETag() string {
 	h := sha256.New()
-	for _, j := range r.Jobs {
-		fmt.Fprintf(h, "%d:%s;", j.ID, j.Status)
+	for _, row := range r.Jobs {
+		var p *Progress
+		switch row := row.(type) {
+		case RunningJob:
+			fmt.Fprintf(h, "%s:%d:%s;", row.Kind, row.ID, row.Status)
+			p = row.Progress
+		case RunningBatch:
+			fmt.Fprintf(h, "%s:%d:%s;", row.Kind, row.ID, row.Status)
+			p = row.Progress
+		}
+		if p != nil {
+			fraction := math.NaN()
+			if p.Fraction != nil {
+				fraction = *p.Fraction
+			}
+			fmt.Fprintf(h, "%s:%v:%d;", p.Stage, fraction, p.UpdatedAt.UnixMicro())
+		}
 	}
 	return `W/"` + hex.EncodeToString(h.Sum(nil))[:32] + `"`
 }
@@ -191,12 +210,32 @@ type RunningJob struct {
 	Language         string     `json:"language"`
 	VoiceCleanupUsed *bool      `json:"voice_cleanup_used,omitempty"`
 	Source           string     `json:"source"`
+	Progress         *Progress  `json:"progress"`
 }
 
-// Running lists an account's jobs in non-final states, oldest first, with
-// how many it has in flight and its cap.
+// RunningBatch is an SMS batch still sending, among the running jobs.
+type RunningBatch struct {
+	Kind            string     `json:"kind"`
+	ID              int64      `json:"id"`
+	Status          string     `json:"status"`
+	StartedAt       *time.Time `json:"started_at,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	TotalRecipients int        `json:"total_recipients"`
+	Progress        *Progress  `json:"progress"`
+}
+
+// smsBatchKind is the running rows' kind of an SMS batch.
+const smsBatchKind = "sms-batch"
+
+// Running lists an account's jobs in non-final states and its SMS batches
+// still sending, oldest first, with how many jobs it has in flight and its
+// cap.
 func (s *Service) Running(ctx context.Context, accountID string) (Running, error) {
 	rows, err := s.d.Jobs.Running(ctx, accountID)
+	if err != nil {
+		return Running{}, err
+	}
+	batches, err := s.d.Batches.RunningBatches(ctx, accountID)
 	if err != nil {
 		return Running{}, err
 	}
@@ -204,18 +243,36 @@ func (s *Service) Running(ctx context.Context, accountID string) (Running, error
 	if err != nil {
 		return Running{}, err
 	}
-	r := Running{InFlight: inFlight, Limit: limit, Jobs: make([]RunningJob, 0, len(rows))}
+	r := Running{InFlight: inFlight, Limit: limit, Jobs: make([]any, 0, len(rows)+len(batches))}
 	for _, j := range rows {
 		r.Jobs = append(r.Jobs, NewRunningJob(j))
 	}
+	for _, b := range batches {
+		r.Jobs = append(r.Jobs, RunningBatch{
+			Kind: smsBatchKind, ID: b.ID, Status: b.Status, StartedAt: UTC(b.StartedAt), CreatedAt: b.CreatedAt.UTC(),
+			TotalRecipients: b.TotalRecipients, Progress: NewBatchProgress(b),
+		})
+	}
+	sortRunning(r.Jobs)
 	return r, nil
+}
+
+// sortRunning puts jobs and SMS batches together, oldest first.
+func sortRunning(rows []any) {
+	created := func(row any) time.Time {
+		if b, ok := row.(RunningBatch); ok {
+			return b.CreatedAt
+		}
+		return row.(RunningJob).CreatedAt
+	}
+	slices.SortStableFunc(rows, func(a, b any) int { return created(a).Compare(created(b)) })
 }
 
 // NewRunningJob shapes a job in flight.
 func NewRunningJob(j model.Job) RunningJob {
 	r := RunningJob{
 		ID: j.ID, Status: j.Status, FileName: j.FileName, StartedAt: UTC(j.StartedAt),
-		CreatedAt: j.CreatedAt.UTC(), Language: j.LanguageRequested, Source: j.Source,
+		CreatedAt: j.CreatedAt.UTC(), Language: j.LanguageRequested, Source: j.Source, Progress: NewProgress(j),
 	}
 	if j.LanguageDetected != nil {
 		r.Language = *j.LanguageDetected

@@ -139,8 +139,8 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 			return SendResult{}, s.notStarted(ctx, log, 0, m.ID, err)
 		}
 		log.WithField("workflow_id", workflows.SMSMessageWorkflowID(m.ID)).Info("sms admitted")
-		sent, err := s.await(ctx, m.ID)
-		return SendResult{Single: &sent}, err
+		sent := s.await(ctx, log, m)
+		return SendResult{Single: &sent}, nil
 	}
 	job := workflows.Job{AccountID: req.AccountID, Kind: workflows.SMSBatchKind, ID: batchID,
 		Summary: fmt.Sprintf("SMS batch of %d recipients from %s", len(send.Messages), from.Phone)}
@@ -166,21 +166,29 @@ func (s *Service) notStarted(ctx context.Context, log *logrus.Entry, batchID, me
 
 // await polls the message until the carrier has answered or Config.Wait
 // has passed; reads come from Postgres, where the workflow records them.
-func (s *Service) await(ctx context.Context, id int64) (Sent, error) {
+// The message is admitted and its workflow started, so the send goes on
+// whatever happens here: a read that fails (PostgreSQL restarting) is
+// retried, and if none succeeds in time the answer is the admitted message,
+// still queued, never an error. An error would tell the client nothing was
+// sent, and its retry would send the SMS a second time.
+func (s *Service) await(ctx context.Context, log *logrus.Entry, admitted model.SMSMessage) Sent {
 	ctx, cancel := context.WithTimeout(ctx, s.d.Config.Wait)
 	defer cancel()
+	last := Sent{Message: NewSentView(admitted)}
 	delay := 20 * time.Millisecond
 	for {
-		m, err := s.d.SMS.Message(context.WithoutCancel(ctx), id)
-		if err != nil {
-			return Sent{}, err
-		}
-		if m.Status != sms.Queued {
-			return Sent{Message: NewSentView(m), Answered: true}, nil
+		m, err := s.d.SMS.Message(context.WithoutCancel(ctx), admitted.ID)
+		switch {
+		case err != nil:
+			log.WithError(err).WithField("message_id", admitted.ID).Warn("read an admitted sms; retrying")
+		case m.Status != sms.Queued:
+			return Sent{Message: NewSentView(m), Answered: true}
+		default:
+			last = Sent{Message: NewSentView(m)}
 		}
 		select {
 		case <-ctx.Done():
-			return Sent{Message: NewSentView(m)}, nil
+			return last
 		case <-time.After(delay):
 			delay = min(delay*2, 250*time.Millisecond)
 		}

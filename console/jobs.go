@@ -1,0 +1,309 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/model"
+	"parley/platform/problem"
+	"parley/rules/jobspec"
+	"parley/rules/subtitles"
+	"parley/service/jobs"
+)
+
+// exportFormats are the transcript downloads, as GET .../export offers.
+var exportFormats = []string{"txt", "md", "srt", "vtt", "json"}
+
+// finished reports whether a job's status is final (its page stops polling).
+func finished(status string) bool {
+	return status == jobspec.Done || status == jobspec.Failed
+}
+
+func (c *Console) accountID(g *gin.Context) string {
+	row, _, _ := session(g)
+	return row.AccountID
+}
+
+// jobID is the :id of a job page; a malformed one is a job the account
+// does not have.
+func jobID(g *gin.Context) (int64, bool) {
+	id, err := strconv.ParseInt(g.Param("id"), 10, 64)
+	return id, err == nil && id > 0
+}
+
+// readFailed shows a read's failure: a job the account does not have is
+// the not-found page, whoever else has it.
+func (c *Console) readFailed(g *gin.Context, err error) {
+	if errors.Is(err, model.ErrNotFound) {
+		c.fail(g, http.StatusNotFound, "error.notFound", nil)
+		return
+	}
+	c.failProblem(g, err)
+}
+
+func (c *Console) transcription(g *gin.Context) (jobs.Transcription, bool) {
+	id, ok := jobID(g)
+	if !ok {
+		c.readFailed(g, model.ErrNotFound)
+		return jobs.Transcription{}, false
+	}
+	job, err := c.d.Jobs.GetTranscription(g, c.accountID(g), id)
+	if err != nil {
+		c.readFailed(g, err)
+		return job, false
+	}
+	return job, true
+}
+
+func (c *Console) transcriptionPage(g *gin.Context) {
+	job, ok := c.transcription(g)
+	if !ok {
+		return
+	}
+	c.render(g, http.StatusOK, "transcription", map[string]any{"Job": job, "Final": finished(job.Status), "Formats": exportFormats})
+}
+
+// jobStatus is what a job page polls (at most once a second) until the job
+// ends.
+type jobStatus struct {
+	Status string `json:"status"`
+	Final  bool   `json:"final"`
+	Label  string `json:"label"`
+}
+
+func (c *Console) transcriptionStatus(g *gin.Context) {
+	job, ok := c.transcription(g)
+	if !ok {
+		return
+	}
+	c.status(g, job.Status)
+}
+
+func (c *Console) status(g *gin.Context, status string) {
+	v := c.view(g, "", nil)
+	g.Header("Cache-Control", "no-store")
+	g.JSON(http.StatusOK, jobStatus{Status: status, Final: finished(status), Label: v.L.T("status."+status, nil)})
+}
+
+func (c *Console) exportTranscription(g *gin.Context) {
+	id, ok := jobID(g)
+	if !ok {
+		c.readFailed(g, model.ErrNotFound)
+		return
+	}
+	exp, err := c.d.Jobs.Export(g, c.accountID(g), id, g.Query("format"))
+	if err != nil {
+		c.readFailed(g, err)
+		return
+	}
+	g.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"; filename*=UTF-8''%s`,
+		strings.Map(asciiOnly, exp.FileName), url.PathEscape(exp.FileName)))
+	g.Data(http.StatusOK, exp.ContentType, exp.Body)
+}
+
+func asciiOnly(r rune) rune {
+	if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+		return '_'
+	}
+	return r
+}
+
+// sourceMedia plays the media a transcription was made from, with ranges
+// so the player can seek to a word.
+func (c *Console) sourceMedia(g *gin.Context) {
+	id, ok := jobID(g)
+	if !ok {
+		c.readFailed(g, model.ErrNotFound)
+		return
+	}
+	m, err := c.d.Jobs.SourceMedia(g, c.accountID(g), jobspec.Transcription, id)
+	if err != nil {
+		c.readFailed(g, err)
+		return
+	}
+	g.Header("Cache-Control", "private, max-age=300")
+	g.Header("ETag", `"`+m.ETag+`"`)
+	http.ServeContent(g.Writer, g.Request, "", time.Time{}, &objectReader{ctx: g, svc: c.d.Jobs, m: m})
+}
+
+// objectReader is a seekable view of a stored object for http.ServeContent:
+// each read after a seek opens the object at that offset.
+type objectReader struct {
+	ctx context.Context
+	svc *jobs.Service
+	m   jobs.Media
+	off int64
+	rc  io.ReadCloser
+}
+
+func (o *objectReader) Read(p []byte) (int, error) {
+	if o.off >= o.m.Size {
+		return 0, io.EOF
+	}
+	if o.rc == nil {
+		rc, err := o.svc.OpenMedia(o.ctx, o.m, o.off, o.m.Size-o.off)
+		if err != nil {
+			return 0, err
+		}
+		o.rc = rc
+	}
+	n, err := o.rc.Read(p)
+	o.off += int64(n)
+	if err == io.EOF && o.off < o.m.Size {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+func (o *objectReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += o.off
+	case io.SeekEnd:
+		offset += o.m.Size
+	}
+	if offset < 0 {
+		return 0, errors.New("seek before the start")
+	}
+	if offset != o.off && o.rc != nil {
+		o.rc.Close()
+		o.rc = nil
+	}
+	o.off = offset
+	return offset, nil
+}
+
+// --- subtitles ---
+
+func (c *Console) subtitle(g *gin.Context) (jobs.Subtitles, bool) {
+	id, ok := jobID(g)
+	if !ok {
+		c.readFailed(g, model.ErrNotFound)
+		return jobs.Subtitles{}, false
+	}
+	job, err := c.d.Jobs.GetSubtitles(g, c.accountID(g), id)
+	if err != nil {
+		c.readFailed(g, err)
+		return job, false
+	}
+	return job, true
+}
+
+// cueRow is one caption in the page's editor, with the error that names it.
+type cueRow struct {
+	N      int
+	Timing string
+	Text   string
+	Error  string
+}
+
+func (c *Console) subtitlePage(g *gin.Context) {
+	job, ok := c.subtitle(g)
+	if !ok {
+		return
+	}
+	data := map[string]any{"Job": job, "Final": finished(job.Status)}
+	if job.Status == jobspec.Done {
+		srt, err := c.d.Jobs.SRT(g, c.accountID(g), job.ID)
+		if err != nil {
+			c.readFailed(g, err)
+			return
+		}
+		data["Cues"], data["Version"] = cueRows(srt.Text), srt.Version
+	}
+	if g.Query("saved") != "" {
+		data["Saved"] = g.Query("saved")
+	}
+	c.render(g, http.StatusOK, "subtitle", data)
+}
+
+func (c *Console) subtitleStatus(g *gin.Context) {
+	job, ok := c.subtitle(g)
+	if !ok {
+		return
+	}
+	c.status(g, job.Status)
+}
+
+// cueRows splits saved captions (always canonical SRT) for the editor.
+func cueRows(srt string) []cueRow {
+	cues, err := subtitles.ParseSRT(srt, 0)
+	if err != nil {
+		return nil
+	}
+	rows := make([]cueRow, len(cues))
+	for i, cue := range cues {
+		one := subtitles.FormatSRT([]subtitles.Cue{cue})
+		lines := strings.SplitN(strings.TrimRight(one, "\n"), "\n", 3)
+		rows[i] = cueRow{N: i + 1, Timing: lines[1], Text: cue.Text}
+	}
+	return rows
+}
+
+// saveSRT joins the editor's cues into SRT and saves it through the job
+// service, as PUT /subtitles/{id}/srt does; a refusal is shown beside the
+// cue it names.
+func (c *Console) saveSRT(g *gin.Context) {
+	id, ok := jobID(g)
+	if !ok {
+		c.readFailed(g, model.ErrNotFound)
+		return
+	}
+	timings, texts := g.PostFormArray("timing"), g.PostFormArray("text")
+	if len(timings) != len(texts) {
+		c.failProblem(g, problem.Invalid("srt", "every cue needs a timing and a text"))
+		return
+	}
+	var b strings.Builder
+	rows := make([]cueRow, len(timings))
+	for i := range timings {
+		rows[i] = cueRow{N: i + 1, Timing: strings.TrimSpace(timings[i]), Text: strings.TrimSpace(texts[i])}
+		fmt.Fprintf(&b, "%d\n%s\n%s\n\n", i+1, rows[i].Timing, rows[i].Text)
+	}
+	edit, err := c.d.Jobs.EditSRT(g, c.accountID(g), id, strings.NewReader(b.String()))
+	if err == nil {
+		g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/subtitles/%d?saved=%d", Base, id, edit.Version))
+		return
+	}
+	p, isProblem := problem.As(err)
+	if !isProblem || p.Code != problem.ValidationError || p.Details["field"] != "srt" {
+		c.readFailed(g, err)
+		return
+	}
+	job, ok := c.subtitle(g)
+	if !ok {
+		return
+	}
+	reason, _ := p.Details["reason"].(string)
+	cue, _ := p.Details["cue"].(int)
+	data := map[string]any{"Job": job, "Final": true, "Cues": rows}
+	if cue >= 1 && cue <= len(rows) {
+		rows[cue-1].Error = reason
+	} else {
+		data["SRTError"] = fmt.Sprint(p.Params["reason"])
+	}
+	c.render(g, http.StatusUnprocessableEntity, "subtitle", data)
+}
+
+// reburn burns the saved captions again, free, through the job service.
+func (c *Console) reburn(g *gin.Context) {
+	id, ok := jobID(g)
+	if !ok {
+		c.readFailed(g, model.ErrNotFound)
+		return
+	}
+	if _, err := c.d.Jobs.Reburn(g, c.accountID(g), id); err != nil {
+		c.readFailed(g, err)
+		return
+	}
+	g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/subtitles/%d", Base, id))
+}

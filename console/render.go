@@ -1,0 +1,224 @@
+package console
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/gin-gonic/gin"
+	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
+	"golang.org/x/text/language"
+
+	"parley/platform/problem"
+)
+
+//go:embed locales/*.toml
+var localeFiles embed.FS
+
+// locales are the console's languages; he and ar read right to left.
+var locales = []string{"en", "he", "ar"}
+
+func rtl(lang string) bool { return lang == "he" || lang == "ar" }
+
+// texts are the console's strings in every language, in the same TOML
+// catalogue style as platform/i18n's error messages.
+type texts struct{ bundle *goi18n.Bundle }
+
+func loadTexts() (*texts, error) {
+	b := goi18n.NewBundle(language.English)
+	b.RegisterUnmarshalFunc("toml", toml.Unmarshal)
+	for _, name := range locales {
+		if _, err := b.LoadMessageFileFS(localeFiles, "locales/"+name+".toml"); err != nil {
+			return nil, fmt.Errorf("console: load %s catalogue: %w", name, err)
+		}
+	}
+	return &texts{bundle: b}, nil
+}
+
+// lang is the account's locale when the console speaks it, else English.
+func lang(locale string) string {
+	base, _, _ := strings.Cut(strings.ToLower(locale), "-")
+	for _, l := range locales {
+		if l == base {
+			return l
+		}
+	}
+	return "en"
+}
+
+type localizer struct {
+	lang string
+	loc  *goi18n.Localizer
+}
+
+func (t *texts) localizer(locale string) localizer {
+	l := lang(locale)
+	return localizer{lang: l, loc: goi18n.NewLocalizer(t.bundle, l)}
+}
+
+// T renders a string; a missing key shows as itself, which the catalogue
+// test catches.
+func (l localizer) T(key string, params map[string]any) string {
+	s, err := l.loc.Localize(&goi18n.LocalizeConfig{MessageID: key, TemplateData: params})
+	if err != nil || s == "" {
+		return key
+	}
+	return s
+}
+
+// parsePages builds one template set per page: the layout plus the page.
+func parsePages() (map[string]*template.Template, error) {
+	funcs := template.FuncMap{
+		// secs shows an optional duration in whole seconds.
+		"secs": func(p *float64) string {
+			if p == nil {
+				return ""
+			}
+			return fmt.Sprintf("%.0f", *p)
+		},
+		"t": func(l localizer, key string, kv ...any) string {
+			params := map[string]any{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				params[fmt.Sprint(kv[i])] = kv[i+1]
+			}
+			return l.T(key, params)
+		},
+	}
+	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(templateFiles, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, name := range names {
+		page := strings.TrimSuffix(path.Base(name), ".html")
+		if page == "layout" {
+			continue
+		}
+		t, err := template.Must(base.Clone()).ParseFS(templateFiles, name)
+		if err != nil {
+			return nil, err
+		}
+		pages[page] = t
+	}
+	return pages, nil
+}
+
+// navItem is one entry of the navigation; later pages add theirs here.
+type navItem struct{ Key, Path string }
+
+var nav = []navItem{
+	{"nav.transcribe", Base + "/transcribe"},
+	{"nav.subtitles", Base + "/subtitles"},
+}
+
+// sections maps each page to its navigation entry.
+var sections = map[string]string{
+	"transcribe": "transcribe", "transcription": "transcribe",
+	"subtitles": "subtitles", "subtitle": "subtitles",
+}
+
+// view is what every page's template sees.
+type view struct {
+	L       localizer
+	Lang    string
+	Dir     string
+	CSRF    string
+	Account string
+	Page    string
+	// Section is the navigation entry the page belongs to.
+	Section string
+	Nav     []navItem
+	Data    map[string]any
+}
+
+func (c *Console) view(g *gin.Context, page string, data map[string]any) view {
+	locale := ""
+	account := ""
+	if row, _, ok := session(g); ok && row.Account != nil {
+		locale, account = row.Account.Locale, row.Account.Name
+	} else {
+		locale = g.GetHeader("Accept-Language")
+	}
+	l := c.text.localizer(locale)
+	dir := "ltr"
+	if rtl(l.lang) {
+		dir = "rtl"
+	}
+	v := view{L: l, Lang: l.lang, Dir: dir, CSRF: expectedCSRF(g), Account: account, Page: page, Section: sections[page], Data: data}
+	if account != "" {
+		v.Nav = nav
+	}
+	return v
+}
+
+func (c *Console) render(g *gin.Context, status int, page string, data map[string]any) {
+	t, ok := c.pages[page]
+	if !ok {
+		panic("console: no page " + page)
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", c.view(g, page, data)); err != nil {
+		c.d.Log.WithError(err).WithField("page", page).Error("render console page")
+		g.String(http.StatusInternalServerError, "internal error")
+		g.Abort()
+		return
+	}
+	g.Header("Cache-Control", "no-store")
+	g.Data(status, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// fail answers with the error page, or with JSON to the console's script.
+func (c *Console) fail(g *gin.Context, status int, key string, err error) {
+	if err != nil {
+		c.d.Log.WithError(err).WithField("path", g.Request.URL.Path).Warn("console request failed")
+	}
+	v := c.view(g, "error", nil)
+	msg := v.L.T(key, nil)
+	if wantsJSON(g) {
+		g.AbortWithStatusJSON(status, gin.H{"error": msg})
+		return
+	}
+	c.render(g, status, "error", map[string]any{"Message": msg, "Status": status})
+	g.Abort()
+}
+
+// failProblem shows a service's refusal in the account's language.
+func (c *Console) failProblem(g *gin.Context, err error) {
+	p, ok := problem.As(err)
+	if !ok {
+		c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
+		return
+	}
+	v := c.view(g, "error", nil)
+	msg := c.d.Catalog.Message(string(p.Code), p.Params, v.Lang)
+	status := http.StatusBadRequest
+	switch p.Code {
+	case problem.ServiceUnavailable:
+		status = http.StatusServiceUnavailable
+	case problem.Internal:
+		status = http.StatusInternalServerError
+	}
+	if wantsJSON(g) {
+		g.AbortWithStatusJSON(status, gin.H{"error": msg, "code": p.Code})
+		return
+	}
+	c.render(g, status, "error", map[string]any{"Message": msg, "Status": status})
+	g.Abort()
+}
+
+// wantsJSON is true for the console script's own requests.
+func wantsJSON(g *gin.Context) bool {
+	return strings.Contains(g.GetHeader("Accept"), "application/json")
+}
+
+func templateEscape(s string) string { return template.HTMLEscapeString(s) }

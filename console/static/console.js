@@ -1,0 +1,137 @@
+// Parley console: progressive enhancement of plain forms. Every form works
+// without this script; with it, uploads show their progress and errors
+// appear beside the form instead of on a new page.
+"use strict";
+(function () {
+  const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
+
+  // Drop a file onto the drop zone to choose it.
+  document.querySelectorAll("[data-drop]").forEach((zone) => {
+    const input = zone.querySelector("input[type=file]");
+    zone.addEventListener("dragover", (e) => { e.preventDefault(); zone.classList.add("over"); });
+    zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+    zone.addEventListener("drop", (e) => {
+      e.preventDefault(); zone.classList.remove("over");
+      if (e.dataTransfer.files.length) input.files = e.dataTransfer.files;
+    });
+  });
+
+  // Forms with a file go through XHR for its upload progress.
+  document.querySelectorAll("form[data-upload]").forEach((form) => {
+    const bar = form.querySelector("[data-progress]");
+    const err = form.querySelector("[data-error]");
+    const button = form.querySelector("button");
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      err.hidden = true; button.disabled = true; bar.hidden = false; bar.value = 0;
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", form.action);
+      xhr.setRequestHeader("Accept", "application/json");
+      xhr.setRequestHeader("X-CSRF-Token", csrf());
+      xhr.upload.addEventListener("progress", (p) => { if (p.lengthComputable) bar.value = p.loaded / p.total; });
+      xhr.addEventListener("load", () => {
+        let body = {};
+        try { body = JSON.parse(xhr.responseText); } catch (_) { /* not JSON */ }
+        if (xhr.status === 202 && body.location) { window.location.assign(body.location); return; }
+        button.disabled = false; bar.hidden = true;
+        err.textContent = body.error || xhr.statusText; err.hidden = false;
+      });
+      xhr.addEventListener("error", () => {
+        button.disabled = false; bar.hidden = true;
+        err.textContent = form.dataset.neterror || "Network error"; err.hidden = false;
+      });
+      xhr.send(new FormData(form));
+    });
+  });
+
+  // The subtitle form's still-frame preview: a frame of the chosen video
+  // drawn in the page with the style's font, size, colours, position and
+  // margin, sized as the burn sizes them (rules/subtitles: Resolve and the
+  // ASS style) so the person sees the style before paying for a burn.
+  const fig = document.querySelector("[data-preview]");
+  if (fig) {
+    const form = fig.closest("form");
+    const canvas = fig.querySelector("canvas");
+    const video = document.createElement("video");
+    video.muted = true; video.preload = "auto";
+    let url = null;
+    const val = (name) => form.elements[name].value;
+    const draw = () => {
+      if (!video.videoWidth) return;
+      const scale = Math.min(1, 640 / video.videoWidth);
+      canvas.width = Math.round(video.videoWidth * scale);
+      canvas.height = Math.round(video.videoHeight * scale);
+      const g = canvas.getContext("2d");
+      g.drawImage(video, 0, 0, canvas.width, canvas.height);
+      const share = Math.round(video.videoHeight * 0.05);
+      const size = (parseFloat(val("fontSize")) || Math.max(8, share)) * scale;
+      const margin = (val("marginV") === "" ? share : parseFloat(val("marginV"))) * scale;
+      // libass sizes a font by its line height; the em is about 0.8 of it.
+      g.font = `${Math.round(size * 0.8)}px "${val("font")}", sans-serif`;
+      g.textAlign = "center";
+      g.lineJoin = "round";
+      const pos = val("position");
+      let y;
+      if (pos === "top") { g.textBaseline = "top"; y = margin; }
+      else if (pos === "middle") { g.textBaseline = "middle"; y = canvas.height / 2; }
+      else { g.textBaseline = "bottom"; y = canvas.height - margin; }
+      const text = fig.dataset.sample;
+      g.lineWidth = 2 * Math.max(1, size / 12);
+      g.strokeStyle = val("outlineColor");
+      g.strokeText(text, canvas.width / 2, y);
+      g.fillStyle = val("primaryColor");
+      g.fillText(text, canvas.width / 2, y);
+      fig.hidden = false;
+    };
+    video.addEventListener("loadeddata", () => { video.currentTime = Math.min(1, video.duration / 2 || 0); });
+    video.addEventListener("seeked", draw);
+    const load = () => {
+      const file = form.elements.file.files[0];
+      if (!file) return;
+      if (url) URL.revokeObjectURL(url);
+      url = URL.createObjectURL(file);
+      video.src = url;
+    };
+    form.elements.file.addEventListener("change", load);
+    form.querySelector("[data-drop]").addEventListener("drop", () => setTimeout(load, 0));
+    form.querySelectorAll("fieldset.style input, fieldset.style select").forEach((el) => el.addEventListener("input", draw));
+  }
+
+  // A job page polls its status at most once a second until the job ends,
+  // then reloads to show the result.
+  const job = document.getElementById("job");
+  if (job && job.dataset.final !== "true") {
+    const label = document.getElementById("status");
+    const poll = () => {
+      fetch(job.dataset.statusUrl, {headers: {Accept: "application/json"}, cache: "no-store"})
+        .then((r) => r.ok ? r.json() : Promise.reject(r.status))
+        .then((s) => {
+          label.textContent = s.label; label.className = "status s-" + s.status;
+          if (s.final) window.location.reload(); else setTimeout(poll, 1000);
+        })
+        .catch(() => setTimeout(poll, 5000));
+    };
+    setTimeout(poll, 1000);
+  }
+
+  // Click a word of a transcript to play the media from it; the word being
+  // spoken is marked as it plays.
+  const words = document.getElementById("words");
+  const player = document.getElementById("player");
+  if (words && player) {
+    const spans = Array.from(words.querySelectorAll(".w"));
+    words.addEventListener("click", (e) => {
+      const w = e.target.closest(".w");
+      if (!w) return;
+      player.currentTime = parseFloat(w.dataset.start);
+      player.play().catch(() => { /* autoplay may be refused; the position is set */ });
+    });
+    let marked = null;
+    player.addEventListener("timeupdate", () => {
+      const t = player.currentTime;
+      let cur = null;
+      for (const s of spans) { if (parseFloat(s.dataset.start) <= t) cur = s; else break; }
+      if (cur !== marked) { if (marked) marked.classList.remove("now"); if (cur) cur.classList.add("now"); marked = cur; }
+    });
+  }
+})();
