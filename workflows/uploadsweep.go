@@ -130,11 +130,14 @@ func sweepWork(ctx workflow.Context) workflow.Context {
 	})
 }
 
-// EnsureUploadSweepSchedule creates the upload-sweep schedule (hourly) for
+// EnsureUploadSweepSchedule creates the upload-sweep schedule (hourly, or
+// every period when that is shorter) for
 // a cleanup period, or brings an existing one to it, so every worker start
 // may call it.
 func EnsureUploadSweepSchedule(ctx context.Context, sc client.ScheduleClient, orphanAfter time.Duration) error {
-	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: UploadSweepEvery}}}
+	// A period shorter than an hour (test and chaos runs) is swept as
+	// often, so an orphan still goes within two periods.
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: min(UploadSweepEvery, orphanAfter)}}}
 	action := &client.ScheduleWorkflowAction{
 		ID:                    UploadSweepScheduleID,
 		Workflow:              UploadSweepWorkflowName,

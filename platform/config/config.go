@@ -212,7 +212,7 @@ var Vars = []Var{
 	// 6h: admission happens within the upload's own request, so an upload
 	// no job names after minutes is already an orphan; hours leave room
 	// for clock skew between MinIO and the workers and for a slow client.
-	{"PARLEY_UPLOAD_ORPHAN_AFTER", "6h", "cleanup period of uploads no job references (admission failed, or the API stopped before it): the hourly upload-sweep schedule removes them once older; at least 1h"},
+	{"PARLEY_UPLOAD_ORPHAN_AFTER", "6h", "cleanup period of uploads no job references (admission failed, or the API stopped before it): the hourly upload-sweep schedule removes them once older; at least 1m (keep hours: MinIO's and the workers' clocks may differ)"},
 	{"PARLEY_SPEECH_ENGINE", "pocketsphinx", "speech engine: pocketsphinx (offline), openai, elevenlabs"},
 	{"PARLEY_OPENAI_BASE_URL", "https://api.openai.com", "OpenAI-compatible transcription server"},
 	{"PARLEY_OPENAI_API_KEY", "", "key for the OpenAI-compatible server"},
@@ -380,8 +380,8 @@ func Load() (Config, error) {
 	if c.VoiceActivities, err = strconv.Atoi(get("PARLEY_VOICE_ACTIVITIES")); err != nil || c.VoiceActivities <= 0 {
 		return c, fmt.Errorf("PARLEY_VOICE_ACTIVITIES: want a positive integer")
 	}
-	if c.UploadOrphanAfter, err = time.ParseDuration(get("PARLEY_UPLOAD_ORPHAN_AFTER")); err != nil || c.UploadOrphanAfter < time.Hour {
-		return c, fmt.Errorf("PARLEY_UPLOAD_ORPHAN_AFTER: want a duration of at least 1h")
+	if c.UploadOrphanAfter, err = time.ParseDuration(get("PARLEY_UPLOAD_ORPHAN_AFTER")); err != nil || c.UploadOrphanAfter < time.Minute {
+		return c, fmt.Errorf("PARLEY_UPLOAD_ORPHAN_AFTER: want a duration of at least 1m")
 	}
 	if c.ElevenLabsConcurrency, err = strconv.Atoi(get("PARLEY_ELEVENLABS_CONCURRENCY")); err != nil || c.ElevenLabsConcurrency <= 0 {
 		return c, fmt.Errorf("PARLEY_ELEVENLABS_CONCURRENCY: want a positive integer")
