@@ -235,9 +235,6 @@ func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
 	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartMessages, in).Get(ctx, &ids); err != nil {
 		return err
 	}
-	// Parts started before "sms-local-sends" keep sending through the
-	// task queue when they replay.
-	local := workflow.GetVersion(ctx, "sms-local-sends", workflow.DefaultVersion, 1) == 1
 	sends := make([]workflow.Future, len(ids))
 	for i, id := range ids {
 		if i >= smsWindow {
@@ -246,11 +243,7 @@ func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
 			}
 		}
 		in := SMSSendInput{MessageID: id}
-		if local {
-			sends[i] = workflow.ExecuteLocalActivity(smsLocalSend(ctx), ActSMSSend, in)
-		} else {
-			sends[i] = workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, in)
-		}
+		sends[i] = workflow.ExecuteLocalActivity(smsLocalSend(ctx), ActSMSSend, in)
 	}
 	for i := max(len(ids)-smsWindow, 0); i < len(ids); i++ {
 		if err := awaitSend(ctx, ids[i], sends[i]); err != nil {
