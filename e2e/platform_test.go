@@ -186,6 +186,7 @@ func startPlatform(t testing.TB, o options) *platform {
 			Voice:     voiceActs,
 			Events:    p.events,
 			Notify:    &activities.Notify{Notifier: notifier},
+			Uploads:   &activities.Uploads{DB: p.db, Objects: p.objects},
 		}
 		if o.sms {
 			carrier, err := twilio.NewClient(twilio.Config{BaseURL: p.cfg.TwilioBaseURL, AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken})

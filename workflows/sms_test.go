@@ -47,11 +47,8 @@ type smsHarness struct {
 	attempts map[int64]int
 	inFlight int
 	peak     int
-	// remote are the sends that went through the task queue, not as local
-	// activities, with how many sends were in flight as each started.
-	remote  map[int64]int
-	failed  []workflows.SMSFailInput
-	refresh []refreshCall
+	failed   []workflows.SMSFailInput
+	refresh  []refreshCall
 }
 
 type refreshCall struct {
@@ -63,7 +60,7 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	h := &smsHarness{env: suite.NewTestWorkflowEnvironment(), recipients: recipients, refreshes: refreshes,
-		down: map[int64]bool{}, parts: map[string]workflows.SMSBatchPartInput{}, attempts: map[int64]int{}, remote: map[int64]int{}}
+		down: map[int64]bool{}, parts: map[string]workflows.SMSBatchPartInput{}, attempts: map[int64]int{}}
 	worker.Register(h.env, worker.Activities{
 		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
 		Events: &activities.Events{}, Notify: &activities.Notify{}, SMS: &activities.SMS{},
@@ -87,12 +84,9 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 			}
 			return ids, nil
 		})
-	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(ctx context.Context, in workflows.SMSSendInput) error {
+	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSSendInput) error {
 		h.mu.Lock()
 		h.attempts[in.MessageID]++
-		if !activity.GetInfo(ctx).IsLocalActivity {
-			h.remote[in.MessageID] = h.inFlight
-		}
 		h.inFlight++
 		h.peak = max(h.peak, h.inFlight)
 		h.mu.Unlock()
@@ -217,16 +211,18 @@ func TestSMSBatchPartSendWindow(t *testing.T) {
 	require.Equal(t, window, h.peak, "sends in flight at once")
 }
 
-// A part sends in waves of 25 so that no workflow task holds more: every
-// 25th recipient after the first wave goes through the task queue once the
-// wave's local sends are all in, alone, and the part waits for it, which
-// completes the workflow task; the others are local activities.
+// A part sends in waves of 50, a timer between waves ending the workflow
+// task that held the wave's local sends, with nothing in flight across it.
 func TestSMSBatchPartSendsInWaves(t *testing.T) {
-	h := newSMSHarness(t, 110, []int{0})
+	h := newSMSHarness(t, partSize, []int{0})
+	var sentAtTimers []int
+	h.env.SetOnTimerScheduledListener(func(string, time.Duration) {
+		require.Zero(t, h.inFlight, "sends in flight when a wave ends")
+		sentAtTimers = append(sentAtTimers, len(h.attempts))
+	})
 	h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
-	require.Len(t, h.attempts, 110)
-	require.Equal(t, map[int64]int{26: 0, 51: 0, 76: 0, 101: 0}, h.remote, "remote sends and the sends in flight as each started")
-	require.Equal(t, window, h.peak, "sends in flight at once")
+	require.Len(t, h.attempts, partSize)
+	require.Equal(t, []int{50, 100, 150, 200, 250, 300, 350, 400, 450}, sentAtTimers)
 }
 
 // A send the carrier never takes is retried six times, then recorded as

@@ -251,10 +251,18 @@ func (b *budget) spent(ctx workflow.Context) bool {
 // step is idempotent, so the sync, the webhook and replays may all run it
 // for the same call: the ledger key (conversation, voice_minute) and the
 // event's (type, subject) make the second run change nothing.
+//
+// The steps run as local activities in the worker that runs the workflow:
+// a sync starts thousands of these, and as task-queue activities each one
+// cost three activity tasks and four workflow tasks on the server, which
+// is what bounded the sync's throughput (docs/decisions.md, "Voice sync
+// throughput"). Ingests started before "conversation-local-steps" keep
+// their queue activities when they replay.
 func ConversationWorkflow(ctx workflow.Context, in ConversationInput) (ConversationIngestResult, error) {
+	fetch, book := localProviderWork(ctx), localBookkeeping(ctx)
+	run := workflow.ExecuteLocalActivity
 	var got ConversationIngestResult
-	actx := summarized(providerWork(ctx), "Fetch and store "+in.ProviderID)
-	if err := workflow.ExecuteActivity(actx, ActVoiceIngest, in).Get(ctx, &got); err != nil {
+	if err := run(fetch, ActVoiceIngest, in).Get(ctx, &got); err != nil {
 		return got, err
 	}
 	if !got.Stored {
@@ -262,11 +270,36 @@ func ConversationWorkflow(ctx workflow.Context, in ConversationInput) (Conversat
 	}
 	ref := ConversationRef{ConversationID: got.ConversationID}
 	if got.HasAnalysis {
-		if err := workflow.ExecuteActivity(bookkeeping(ctx), ActVoiceReady, ref).Get(ctx, nil); err != nil {
+		if err := run(book, ActVoiceReady, ref).Get(ctx, nil); err != nil {
 			return got, err
 		}
 	}
-	return got, workflow.ExecuteActivity(bookkeeping(ctx), ActVoiceCharge, ref).Get(ctx, nil)
+	return got, run(book, ActVoiceCharge, ref).Get(ctx, nil)
+}
+
+// localProviderWork is providerWork for a local activity. A local activity
+// cannot heartbeat, so one attempt is bounded instead: the client's own
+// retries of 429 and 5xx (Retry-After up to a minute) fit in it. The
+// schedule-to-close bound fits all five attempts with their backoff.
+func localProviderWork(ctx workflow.Context) workflow.Context {
+	remote := workflow.GetActivityOptions(providerWork(ctx))
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout:    5 * time.Minute,
+		ScheduleToCloseTimeout: 30 * time.Minute,
+		RetryPolicy:            remote.RetryPolicy,
+	})
+}
+
+// localBookkeeping is bookkeeping for a local activity: the charge keeps
+// retrying for a day while the balance does not cover it (between attempts
+// the workflow waits on a timer, not in the worker).
+func localBookkeeping(ctx workflow.Context) workflow.Context {
+	remote := workflow.GetActivityOptions(bookkeeping(ctx))
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout:    remote.StartToCloseTimeout,
+		ScheduleToCloseTimeout: remote.ScheduleToCloseTimeout,
+		RetryPolicy:            remote.RetryPolicy,
+	})
 }
 
 // StartConversation starts the ingest of one conversation for an account.
@@ -281,7 +314,13 @@ func StartConversation(ctx context.Context, c Starter, accountID string, in Conv
 		TaskQueue:                VoiceTaskQueue,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		StaticSummary:            "Voice conversation " + in.ProviderID,
+		// From a sync (an activity of a worker that serves VoiceTaskQueue)
+		// the server hands the first workflow task back in its answer
+		// instead of through matching: thousands of starts then cost the
+		// server one round trip each. Elsewhere (the API's webhook) the
+		// start is an ordinary one.
+		EnableEagerStart: true,
+		StaticSummary:    "Voice conversation " + in.ProviderID,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			AttrAccountID.ValueSet(accountID), AttrJobKind.ValueSet(ConversationKind),
 		),

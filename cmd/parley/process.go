@@ -78,7 +78,9 @@ func openServices(ctx context.Context, cfg config.Config) (*services, error) {
 		return nil, err
 	}
 	if cfg.VoiceConfigured() {
-		s.voice = elevenlabs.NewClient(elevenlabs.Config{BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey})
+		s.voice = elevenlabs.NewClient(elevenlabs.Config{
+			BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey, MaxConcurrent: cfg.ElevenLabsConcurrency,
+		})
 	}
 	if s.db, err = storage.OpenDB(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
@@ -123,9 +125,10 @@ func (s *services) activities() (worker.Activities, error) {
 			Split: chunking.Params{Above: s.cfg.SplitAbove.Seconds(), Length: s.cfg.ChunkLength.Seconds()}},
 		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
 			FontAvailable: media.FontAvailable},
-		Voice:  &activities.Voice{DB: s.db, Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog, Events: events},
-		Events: events,
-		Notify: &activities.Notify{Notifier: notifier},
+		Voice:   &activities.Voice{DB: s.db, Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog, Events: events},
+		Events:  events,
+		Notify:  &activities.Notify{Notifier: notifier},
+		Uploads: &activities.Uploads{DB: s.db, Objects: s.objects},
 	}
 	if s.cfg.SMSConfigured() {
 		carrier, err := twilio.NewClient(twilio.Config{BaseURL: s.cfg.TwilioBaseURL, AccountSID: s.cfg.TwilioAccountSID, AuthToken: s.cfg.TwilioAuthToken})
@@ -183,6 +186,9 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 		err = workflows.EnsureVoiceSchedule(ctx, s.temporal.ScheduleClient(), s.cfg.VoiceSyncInterval)
 	} else {
 		err = workflows.PauseVoiceSchedule(ctx, s.temporal.ScheduleClient(), "voice provider not configured (PARLEY_ELEVENLABS_API_KEY is empty)")
+	}
+	if err == nil {
+		err = workflows.EnsureUploadSweepSchedule(ctx, s.temporal.ScheduleClient(), s.cfg.UploadOrphanAfter)
 	}
 	if err != nil {
 		stop()
