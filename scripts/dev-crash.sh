@@ -9,8 +9,8 @@
 # MinIO, PostgreSQL), runs `make dev` again with the same settings, waits for
 # the batch to finish and settle, then counts: sends at the carrier per
 # recipient, charges in credit_ledger and messages left `sending`. Exits
-# non-zero on a duplicate, a missing charge or a stuck message; stops the
-# stack in any case. Needs `make build`.
+# non-zero on a duplicate, a missing charge or a stuck message (keeping the
+# stack's directory for its logs); stops the stack in any case.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -44,6 +44,7 @@ sid=
 start_dev() {
 	setsid make dev >>"$DIR/$1" 2>&1 </dev/null &
 	sid=$!
+	disown "$sid" # no job notice when it is killed
 	for _ in $(seq 600); do
 		if curl -sf "$API/health" >/dev/null 2>&1 && [[ -s $DIR/dev-api-key ]]; then return; fi
 		kill -0 "$sid" 2>/dev/null || break
@@ -68,11 +69,14 @@ stack_pids() {
 	done
 }
 stop() {
+	local rc=$?
 	if [[ -n $sid ]] && kill -0 "$sid" 2>/dev/null; then
 		kill -INT -- "-$sid" 2>/dev/null || true
 		for _ in $(seq 120); do kill -0 "$sid" 2>/dev/null || break; sleep 0.5; done
 	fi
 	scripts/services.sh stop "$DIR" >/dev/null 2>&1 || true
+	# Kept for its logs when something was wrong.
+	if ((rc == 0)); then rm -rf "$DIR"; else say "logs and data kept in $DIR"; fi
 }
 trap stop EXIT
 
