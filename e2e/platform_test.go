@@ -90,7 +90,7 @@ type options struct {
 	// channels configures the worker's notification channels; nil leaves
 	// every channel unconfigured (notifications are skipped).
 	channels func(*notify.Notifier)
-	// jobActivities replaces the job queue's slots (PARLEY_WORKER_ACTIVITIES).
+	// jobActivities replaces the job queue's slots (PARLEY_SLOTS_JOBS).
 	jobActivities int
 	// consoleSMTP is the SMTP server the web console mails sign-in links
 	// through; empty: the console has no mail (console_platform_test.go).
@@ -116,7 +116,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		p.cfg.WebhookRetries = o.retries
 	}
 	if o.jobActivities > 0 {
-		p.cfg.WorkerActivities = o.jobActivities
+		p.cfg.SlotsJobs = o.jobActivities
 	}
 	catalog, err := i18n.Load()
 	if err != nil {

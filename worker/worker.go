@@ -35,21 +35,21 @@ type Limits struct {
 	CPU int
 	// Speech bounds the chunks sent to a hosted engine at once.
 	Speech int
-	// SMS is for sends, which wait on the carrier.
-	SMS int
+	// Messages is for SMS sends, which wait on the carrier.
+	Messages int
 	// Voice is for the voice sync and conversation ingests: provider calls,
 	// upserts and workflow starts, network-bound, so many at once.
 	Voice int
 	// Events is for webhook attempts and notification sends, which wait on
-	// other people's servers (see config.EventActivities for the default).
+	// other people's servers (see config.SlotsEvents for the default).
 	Events int
 }
 
 // LimitsOf returns the limits cfg sets.
 func LimitsOf(cfg config.Config) Limits {
 	return Limits{
-		Jobs: cfg.WorkerActivities, CPU: cfg.CPUConcurrency, Speech: cfg.SpeechConcurrency,
-		SMS: cfg.SMSActivities, Voice: cfg.VoiceActivities, Events: cfg.EventActivities,
+		Jobs: cfg.SlotsJobs, CPU: cfg.SlotsCPU, Speech: cfg.SlotsSpeech,
+		Messages: cfg.SlotsMessages, Voice: cfg.SlotsVoice, Events: cfg.SlotsEvents,
 	}
 }
 
@@ -97,7 +97,7 @@ func New(c client.Client, acts Activities, limits Limits) Workers {
 		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{
 			// A batch's sends run as local activities (workflows.smsLocalSend):
 			// the same bound applies to them.
-			MaxConcurrentActivityExecutionSize: limits.SMS, MaxConcurrentLocalActivityExecutionSize: limits.SMS,
+			MaxConcurrentActivityExecutionSize: limits.Messages, MaxConcurrentLocalActivityExecutionSize: limits.Messages,
 		})
 		registerSMS(sms, acts.SMS)
 		ws = append(ws, sms)

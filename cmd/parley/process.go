@@ -189,7 +189,7 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 		return nil, err
 	}
 	s.log.WithFields(logrus.Fields{
-		"workers": len(w), "cpu_concurrency": s.cfg.CPUConcurrency, "speech_concurrency": s.cfg.SpeechConcurrency, "sms": acts.SMS != nil, "voice": s.cfg.VoiceConfigured(),
+		"workers": len(w), "slots_cpu": s.cfg.SlotsCPU, "slots_speech": s.cfg.SlotsSpeech, "sms": acts.SMS != nil, "voice": s.cfg.VoiceConfigured(),
 	}).Info("worker started")
 	return stop, nil
 }
