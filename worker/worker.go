@@ -56,53 +56,82 @@ func LimitsOf(cfg config.Config) Limits {
 // Workers are a process's workers, one per task queue.
 type Workers []sdkworker.Worker
 
-// New returns the workers of a process: job workflows and their network and
-// database activities on workflows.TaskQueue, ffmpeg and the offline
-// engine on workflows.CPUTaskQueue, a hosted engine's chunks on
+// New returns the workers of a process, one per task queue (Queues): job
+// workflows and their network and database activities on
+// workflows.TaskQueue, ffmpeg and the offline engine on
+// workflows.CPUTaskQueue, a hosted engine's chunks on
 // workflows.SpeechTaskQueue, webhook deliveries and notifications on
 // workflows.EventsTaskQueue, voice-agent conversations on
 // workflows.VoiceTaskQueue and, when a carrier is configured, messages on
-// workflows.SMSTaskQueue.
+// workflows.SMSTaskQueue. workflows.Catalogue lists what each one serves.
 func New(c client.Client, acts Activities, limits Limits) Workers {
-	jobs := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Jobs})
-	registerJobs(jobs, acts)
-	// Deliveries and notifications started before they moved to
-	// EventsTaskQueue stay on this queue until they end (a delivery's
-	// retries span about 28 hours), and their next workflow and activity
-	// tasks are only ever dispatched here: without these registrations they
-	// would stall after a deploy. Drop them once
-	// `temporal workflow list --query "TaskQueue = 'parley-jobs' AND
-	// WorkflowType IN ('WebhookDeliveryWorkflow', 'NotifyWorkflow') AND
-	// ExecutionStatus = 'Running'"` lists none.
-	registerEvents(jobs, acts)
-	events := sdkworker.New(c, workflows.EventsTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Events})
-	registerEvents(events, acts)
-	// A worker never shares slots between queues: the SDK holds a slot for
-	// the whole of each long poll, so pollers of an idle queue would hold
-	// the slots another queue's tasks wait for.
-	cpu := sdkworker.New(c, workflows.CPUTaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: limits.CPU,
-		DisableWorkflowWorker:              true,
-	})
-	registerActivities(cpu, cpuActivities(acts))
-	speech := sdkworker.New(c, workflows.SpeechTaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: limits.Speech,
-		DisableWorkflowWorker:              true,
-	})
-	speech.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
-	voice := sdkworker.New(c, workflows.VoiceTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Voice})
-	registerVoice(voice, acts.Voice)
-	ws := Workers{jobs, cpu, speech, events, voice}
-	if acts.SMS != nil {
-		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{
-			// A batch's sends run as local activities (workflows.smsLocalSend):
-			// the same bound applies to them.
-			MaxConcurrentActivityExecutionSize: limits.Messages, MaxConcurrentLocalActivityExecutionSize: limits.Messages,
-		})
-		registerSMS(sms, acts.SMS)
-		ws = append(ws, sms)
+	var ws Workers
+	for _, queue := range Queues(acts) {
+		w := sdkworker.New(c, queue, optionsOf(queue, limits))
+		serve(w, queue, acts)
+		ws = append(ws, w)
 	}
 	return ws
+}
+
+// Queues are the task queues a process polls: all of them, the SMS queue
+// only when a carrier is configured.
+func Queues(acts Activities) []string {
+	qs := []string{workflows.TaskQueue, workflows.CPUTaskQueue, workflows.SpeechTaskQueue, workflows.EventsTaskQueue, workflows.VoiceTaskQueue}
+	if acts.SMS != nil {
+		qs = append(qs, workflows.SMSTaskQueue)
+	}
+	return qs
+}
+
+// optionsOf returns the options of queue's worker. A worker never shares
+// slots between queues: the SDK holds a slot for the whole of each long
+// poll, so pollers of an idle queue would hold the slots another queue's
+// tasks wait for.
+func optionsOf(queue string, limits Limits) sdkworker.Options {
+	switch queue {
+	case workflows.CPUTaskQueue:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.CPU, DisableWorkflowWorker: true}
+	case workflows.SpeechTaskQueue:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Speech, DisableWorkflowWorker: true}
+	case workflows.EventsTaskQueue:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Events}
+	case workflows.VoiceTaskQueue:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Voice}
+	case workflows.SMSTaskQueue:
+		// A batch's sends run as local activities (workflows.smsLocalSend):
+		// the same bound applies to them.
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Messages, MaxConcurrentLocalActivityExecutionSize: limits.Messages}
+	default:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Jobs}
+	}
+}
+
+// serve registers on r what the worker of queue serves.
+func serve(r Registry, queue string, acts Activities) {
+	switch queue {
+	case workflows.TaskQueue:
+		registerJobs(r, acts)
+		// Deliveries and notifications started before they moved to
+		// EventsTaskQueue stay on this queue until they end (a delivery's
+		// retries span about 28 hours), and their next workflow and activity
+		// tasks are only ever dispatched here: without these registrations
+		// they would stall after a deploy. Drop them once
+		// `temporal workflow list --query "TaskQueue = 'parley-jobs' AND
+		// WorkflowType IN ('WebhookDeliveryWorkflow', 'NotifyWorkflow') AND
+		// ExecutionStatus = 'Running'"` lists none.
+		registerEvents(r, acts)
+	case workflows.EventsTaskQueue:
+		registerEvents(r, acts)
+	case workflows.CPUTaskQueue:
+		registerActivities(r, cpuActivities(acts))
+	case workflows.SpeechTaskQueue:
+		r.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
+	case workflows.VoiceTaskQueue:
+		registerVoice(r, acts.Voice)
+	case workflows.SMSTaskQueue:
+		registerSMS(r, acts.SMS)
+	}
 }
 
 // Start starts every worker; on an error the ones started are stopped.
@@ -199,7 +228,6 @@ func registerJobs(r Registry, acts Activities) {
 		workflows.ActBuildSRT:     acts.Subtitles.BuildSRT,
 		workflows.ActPublishBurn:  acts.Subtitles.Publish,
 		workflows.ActReburnFailed: acts.Subtitles.ReburnFailed,
-		workflows.ActEmitEvent:    acts.Events.Emit,
 		workflows.ActEmitJobEvent: acts.Events.EmitJob,
 	})
 	registerActivities(r, cpuActivities(acts))

@@ -63,6 +63,12 @@ func SMSMessageWorkflowID(messageID int64) string { return fmt.Sprintf("sms-mess
 // SMSBatchWorkflowID names the workflow of a batch.
 func SMSBatchWorkflowID(batchID int64) string { return fmt.Sprintf("sms-batch-%d", batchID) }
 
+// SMSBatchPartWorkflowID names the k-th part (from 1) of a batch, a child
+// workflow of the batch's.
+func SMSBatchPartWorkflowID(batchID int64, k int) string {
+	return fmt.Sprintf("%s-part-%d", SMSBatchWorkflowID(batchID), k)
+}
+
 // SMSReceivedWorkflowID names the workflow that follows up an inbound
 // message.
 func SMSReceivedWorkflowID(messageID int64) string { return fmt.Sprintf("sms-received-%d", messageID) }
@@ -204,7 +210,7 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 	var parts []workflow.ChildWorkflowFuture
 	for offset, k := 0, 1; offset < in.Recipients; offset, k = offset+smsPartSize, k+1 {
 		opts := workflow.ChildWorkflowOptions{
-			WorkflowID:    fmt.Sprintf("%s-part-%d", SMSBatchWorkflowID(in.BatchID), k),
+			WorkflowID:    SMSBatchPartWorkflowID(in.BatchID, k),
 			TaskQueue:     SMSTaskQueue,
 			StaticSummary: fmt.Sprintf("Recipients %d to %d", offset+1, min(offset+smsPartSize, in.Recipients)),
 		}
