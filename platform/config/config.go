@@ -212,8 +212,8 @@ var Vars = []Var{
 	// 4: a chunk sent to a hosted engine mostly waits on the network, and
 	// hosted APIs cap a key's concurrent requests, commonly at a handful.
 	{"PARLEY_SLOTS_SPEECH", "4", "chunks one worker sends a hosted engine (openai, elevenlabs) at once, on task queue parley-speech"},
-	{"PARLEY_SLOTS_MESSAGES", "50", "SMS activities one worker runs at once (they wait on the carrier, not the CPU)"},
-	{"PARLEY_SLOTS_VOICE", "32", "voice activities one worker runs at once (provider calls and upserts: they wait on the network)"},
+	{"PARLEY_SLOTS_MESSAGES", "50", "SMS activities (a batch's local sends included) one worker runs at once, on task queue parley-messages (they wait on the carrier, not the CPU)"},
+	{"PARLEY_SLOTS_VOICE", "32", "voice activities one worker runs at once, on task queue parley-voice (provider calls and upserts: they wait on the network)"},
 	// 32: an attempt mostly waits on someone else's server, so a slot costs
 	// a goroutine and a socket, not CPU. An attempt holds its slot for at
 	// most webhook.DeliveryTimeout (15 s) and sleeps its retry wait outside
