@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"golang.org/x/sync/errgroup"
 
 	"parley/model"
 	"parley/platform/i18n"
@@ -140,6 +142,7 @@ func (a *Voice) SyncPage(ctx context.Context, in workflows.VoiceSyncPageInput) (
 	if err != nil {
 		return res, err
 	}
+	var starts []workflows.ConversationInput
 	for _, s := range page.Conversations {
 		if s.AgentID != in.AgentID {
 			continue
@@ -155,11 +158,10 @@ func (a *Voice) SyncPage(ctx context.Context, in workflows.VoiceSyncPageInput) (
 		if name == "" {
 			name = in.AgentName
 		}
-		if err := workflows.StartConversation(ctx, a.Temporal, agent.AccountID, workflows.ConversationInput{ProviderID: s.ConversationID, AgentName: name}); err != nil {
-			return res, err
-		}
-		res.Started++
-		activity.RecordHeartbeat(ctx, res.Started)
+		starts = append(starts, workflows.ConversationInput{ProviderID: s.ConversationID, AgentName: name})
+	}
+	if res.Started, err = a.startIngests(ctx, agent.AccountID, starts); err != nil {
+		return res, err
 	}
 	if page.HasMore {
 		res.NextCursor = page.NextCursor
@@ -189,14 +191,41 @@ func (a *Voice) FinishAgent(ctx context.Context, in workflows.VoiceFinishAgentIn
 	if err != nil {
 		return res, err
 	}
-	for _, id := range ids {
-		if err := workflows.StartConversation(ctx, a.Temporal, agent.AccountID, workflows.ConversationInput{ProviderID: id}); err != nil {
-			return res, err
-		}
-		res.Revisited++
-		activity.RecordHeartbeat(ctx, res.Revisited)
+	starts := make([]workflows.ConversationInput, len(ids))
+	for i, id := range ids {
+		starts[i] = workflows.ConversationInput{ProviderID: id}
+	}
+	if res.Revisited, err = a.startIngests(ctx, agent.AccountID, starts); err != nil {
+		return res, err
 	}
 	return res, nil
+}
+
+// startConcurrency is how many ingest starts one sync page sends to
+// Temporal at once. One after another, a page of 100 starts waited on 100
+// round trips to the server; a few at a time overlap them without
+// flooding the frontend. Starts cost Temporal, not the provider.
+const startConcurrency = 32
+
+// startIngests starts an ingest for each conversation, a few at a time,
+// and returns how many were started. A start already running is joined
+// (StartConversation), so an activity retried after a partial page starts
+// nothing twice.
+func (a *Voice) startIngests(ctx context.Context, accountID string, ins []workflows.ConversationInput) (int, error) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(startConcurrency)
+	var started atomic.Int64
+	for _, in := range ins {
+		g.Go(func() error {
+			if err := workflows.StartConversation(gctx, a.Temporal, accountID, in); err != nil {
+				return err
+			}
+			activity.RecordHeartbeat(ctx, started.Add(1))
+			return nil
+		})
+	}
+	err := g.Wait()
+	return int(started.Load()), err
 }
 
 // Ingest fetches a conversation's detail and upserts it with its

@@ -559,7 +559,8 @@ func BenchmarkRateLimiter(b *testing.B) {
 // provider; a sync triggered on the real schedule (as an operator would)
 // until every row is stored and charged. Reports the seconds to stored and
 // to charged, the largest history of a sync run and of an ingest (events),
-// and the provider requests made (lists and details, retries included).
+// and the provider requests made (lists and details, retries included)
+// and how many of them the stand-in refused for concurrency (429).
 func BenchmarkVoiceSync(b *testing.B) {
 	const conversations = 5000
 	for range b.N {
@@ -587,9 +588,17 @@ func BenchmarkVoiceSync(b *testing.B) {
 			b.Fatal(err)
 		}
 		var stored, charged time.Duration
+		report := 10 * time.Second
 		for deadline := start.Add(30 * time.Minute); stored == 0 || charged == 0; time.Sleep(250 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				b.Fatalf("after 30 min: %d stored, %d charged", count("true"), count("charged_at IS NOT NULL"))
+			}
+			// Progress every 10 s shows where the time goes: ingests keeping
+			// up with the listing (stored near 100 per page followed) or not.
+			if el := time.Since(start); el >= report {
+				b.Logf("%3.0fs: %d stored, %d charged, %d list pages followed, %d provider requests",
+					el.Seconds(), count("true"), count("charged_at IS NOT NULL"), p.voice.followed.Load(), p.voice.requests.Load())
+				report += 10 * time.Second
 			}
 			if stored == 0 && count("true") == conversations {
 				stored = time.Since(start)
@@ -621,6 +630,7 @@ func BenchmarkVoiceSync(b *testing.B) {
 		b.ReportMetric(float64(largest[workflows.VoiceSyncWorkflowName]), "sync_history_events")
 		b.ReportMetric(float64(largest[workflows.ConversationWorkflowName]), "ingest_history_events")
 		b.ReportMetric(float64(requests), "provider_requests")
+		b.ReportMetric(float64(p.voice.Throttled()), "provider_throttled_429")
 	}
 }
 

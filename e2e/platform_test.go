@@ -187,9 +187,10 @@ func startPlatform(t testing.TB, o options) *platform {
 				Split: chunking.Params{Above: p.cfg.SplitAbove.Seconds(), Length: p.cfg.ChunkLength.Seconds()}},
 			Subtitles: &activities.Subtitles{Jobs: store.Jobs, Versions: store.Versions, Objects: p.objects, Tool: tool, Catalog: catalog,
 				FontAvailable: media.FontAvailable},
-			Voice:  voiceActs,
-			Events: p.events,
-			Notify: &activities.Notify{Notifier: notifier},
+			Voice:   voiceActs,
+			Events:  p.events,
+			Notify:  &activities.Notify{Notifier: notifier},
+			Uploads: &activities.Uploads{References: store.Uploads, Objects: p.objects},
 		}
 		if o.sms {
 			carrier, err := twilio.NewClient(twilio.Config{BaseURL: p.cfg.TwilioBaseURL, AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken})

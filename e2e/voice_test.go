@@ -53,7 +53,9 @@ type voiceProvider struct {
 
 func startVoiceProvider(t testing.TB, cfg *config.Config, o voiceOptions) *voiceProvider {
 	t.Helper()
-	vp := &voiceProvider{Server: localvoice.New(localvoice.Config{APIKey: voiceAPIKey})}
+	// The stand-in refuses what the provider's smallest paid plan would:
+	// the client's default bound must keep every sync and ingest under it.
+	vp := &voiceProvider{Server: localvoice.New(localvoice.Config{APIKey: voiceAPIKey, MaxConcurrent: elevenlabs.DefaultMaxConcurrent})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		vp.requests.Add(1)
 		if r.URL.Path == "/v1/convai/conversations" && r.URL.Query().Get("cursor") != "" {

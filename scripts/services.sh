@@ -332,8 +332,16 @@ start_minio() {
 	fi
 	mkdir -p "$DIR/minio"
 	log_mark minio
+	# A multipart upload a client abandoned (cut off mid-upload) is only
+	# ever MinIO's: it purges those older than STALE_UPLOADS_EXPIRY (24h by
+	# default) on a scan every STALE_UPLOADS_CLEANUP_INTERVAL (6h). Ours:
+	# 6h, scanned hourly, in step with PARLEY_UPLOAD_ORPHAN_AFTER, which
+	# covers the uploads that did complete (docs/decisions.md, "Orphaned
+	# uploads").
 	MINIO_ROOT_USER=$MINIO_USER MINIO_ROOT_PASSWORD=$MINIO_PASSWORD \
 		MINIO_BROWSER=$browser MINIO_UPDATE=off \
+		MINIO_API_STALE_UPLOADS_EXPIRY=${MINIO_API_STALE_UPLOADS_EXPIRY:-6h} \
+		MINIO_API_STALE_UPLOADS_CLEANUP_INTERVAL=${MINIO_API_STALE_UPLOADS_CLEANUP_INTERVAL:-1h} \
 		setsid "$TOOLS_BIN/minio" server "$DIR/minio" \
 		--address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$MINIO_CONSOLE_PORT" \
 		</dev/null >>"$LOGS/minio.log" 2>&1 &

@@ -290,3 +290,45 @@ func (o *Objects) List(ctx context.Context, prefix string) ([]string, error) {
 	}
 	return keys, nil
 }
+
+// StoredObject is one key of a listing and when it was stored.
+type StoredObject struct {
+	Key          string
+	LastModified time.Time
+}
+
+// ListPage returns up to limit keys under prefix that sort after
+// startAfter, in key order: a walk resumes where its last page ended.
+func (o *Objects) ListPage(ctx context.Context, prefix, startAfter string, limit int) ([]StoredObject, error) {
+	ctx, cancel := context.WithCancel(ctx) // stops the listing goroutine at the limit
+	defer cancel()
+	var out []StoredObject
+	for obj := range o.client.ListObjects(ctx, o.bucket, minio.ListObjectsOptions{
+		Prefix: prefix, StartAfter: startAfter, Recursive: true, MaxKeys: limit,
+	}) {
+		if obj.Err != nil {
+			return nil, fmt.Errorf("list objects under %s: %w", prefix, obj.Err)
+		}
+		out = append(out, StoredObject{Key: obj.Key, LastModified: obj.LastModified})
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// RemoveAll deletes keys in one request per thousand; missing keys are not
+// an error.
+func (o *Objects) RemoveAll(ctx context.Context, keys []string) error {
+	objects := make(chan minio.ObjectInfo, len(keys))
+	for _, k := range keys {
+		objects <- minio.ObjectInfo{Key: k}
+	}
+	close(objects)
+	for e := range o.client.RemoveObjects(ctx, o.bucket, objects, minio.RemoveObjectsOptions{}) {
+		if e.Err != nil {
+			return fmt.Errorf("remove object %s: %w", e.ObjectName, e.Err)
+		}
+	}
+	return nil
+}

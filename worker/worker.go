@@ -24,6 +24,8 @@ type Activities struct {
 	Notify    *activities.Notify
 	SMS       *activities.SMS
 	Voice     *activities.Voice
+	// Uploads removes orphaned uploads (the upload-sweep schedule).
+	Uploads *activities.Uploads
 }
 
 // Limits bound the activities a process runs at once on each queue.
@@ -97,7 +99,9 @@ func optionsOf(queue string, limits Limits) sdkworker.Options {
 	case workflows.EventsTaskQueue:
 		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Events}
 	case workflows.VoiceTaskQueue:
-		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Voice}
+		// An ingest's steps run as local activities
+		// (workflows.ConversationWorkflow): the same bound applies to them.
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Voice, MaxConcurrentLocalActivityExecutionSize: limits.Voice}
 	case workflows.SMSTaskQueue:
 		// A batch's sends run as local activities (workflows.smsLocalSend):
 		// the same bound applies to them.
@@ -177,6 +181,7 @@ func registerJobWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.TranscriptionWorkflow, workflow.RegisterOptions{Name: workflows.TranscriptionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SubtitlesWorkflow, workflow.RegisterOptions{Name: workflows.SubtitlesWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ReburnWorkflow, workflow.RegisterOptions{Name: workflows.ReburnWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.UploadSweepWorkflow, workflow.RegisterOptions{Name: workflows.UploadSweepWorkflowName})
 }
 
 func registerEventWorkflows(r WorkflowRegistry) {
@@ -215,20 +220,21 @@ func Register(r Registry, acts Activities) {
 func registerJobs(r Registry, acts Activities) {
 	registerJobWorkflows(r)
 	registerActivities(r, map[string]any{
-		workflows.ActStartJob:     acts.Jobs.Start,
-		workflows.ActSetStatus:    acts.Jobs.SetStatus,
-		workflows.ActCharge:       acts.Jobs.Charge,
-		workflows.ActReprice:      acts.Jobs.Reprice,
-		workflows.ActFinish:       acts.Jobs.Finish,
-		workflows.ActNotify:       acts.Jobs.Notify,
-		workflows.ActDownload:     acts.Media.Download,
-		workflows.ActTranscribe:   acts.Speech.Transcribe,
-		workflows.ActSplitAudio:   acts.Speech.SplitAudio,
-		workflows.ActMergeChunks:  acts.Speech.MergeChunks,
-		workflows.ActBuildSRT:     acts.Subtitles.BuildSRT,
-		workflows.ActPublishBurn:  acts.Subtitles.Publish,
-		workflows.ActReburnFailed: acts.Subtitles.ReburnFailed,
-		workflows.ActEmitJobEvent: acts.Events.EmitJob,
+		workflows.ActStartJob:        acts.Jobs.Start,
+		workflows.ActSetStatus:       acts.Jobs.SetStatus,
+		workflows.ActCharge:          acts.Jobs.Charge,
+		workflows.ActReprice:         acts.Jobs.Reprice,
+		workflows.ActFinish:          acts.Jobs.Finish,
+		workflows.ActNotify:          acts.Jobs.Notify,
+		workflows.ActDownload:        acts.Media.Download,
+		workflows.ActTranscribe:      acts.Speech.Transcribe,
+		workflows.ActSplitAudio:      acts.Speech.SplitAudio,
+		workflows.ActMergeChunks:     acts.Speech.MergeChunks,
+		workflows.ActBuildSRT:        acts.Subtitles.BuildSRT,
+		workflows.ActPublishBurn:     acts.Subtitles.Publish,
+		workflows.ActReburnFailed:    acts.Subtitles.ReburnFailed,
+		workflows.ActEmitJobEvent:    acts.Events.EmitJob,
+		workflows.ActUploadSweepPage: acts.Uploads.SweepPage,
 	})
 	registerActivities(r, cpuActivities(acts))
 }

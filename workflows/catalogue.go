@@ -183,10 +183,18 @@ var Catalogue = []WorkflowType{
 	{
 		Name: ConversationWorkflowName, ID: "conversation-<provider conversation id>", IDHelper: "ConversationWorkflowID",
 		Queue: VoiceTaskQueue, SearchAttributes: []string{AttrAccountID.GetName(), AttrJobKind.GetName()},
+		// Local activities from "conversation-local-steps" on; older runs
+		// scheduled them on the queue.
 		Activities: []Activity{
-			{Name: ActVoiceIngest, Queues: voiceQueue}, {Name: ActVoiceReady, Queues: voiceQueue},
-			{Name: ActVoiceCharge, Queues: voiceQueue},
+			{Name: ActVoiceIngest, Queues: voiceQueue, Local: true}, {Name: ActVoiceReady, Queues: voiceQueue, Local: true},
+			{Name: ActVoiceCharge, Queues: voiceQueue, Local: true},
 		},
+	},
+	{
+		// Started by the schedule, which appends each run's start time.
+		Name: UploadSweepWorkflowName, ID: "upload-sweep-<start time>", IDHelper: "UploadSweepScheduleID",
+		Queue: TaskQueue, SearchAttributes: []string{AttrJobKind.GetName()},
+		Activities: []Activity{{Name: ActUploadSweepPage, Queues: jobsQueue}},
 	},
 	{
 		Name: WebhookWorkflowName, ID: "webhook-evt_<event id>-<endpoint id>", IDHelper: "WebhookWorkflowID",

@@ -105,9 +105,13 @@ func TestCatalogueMatchesStarts(t *testing.T) {
 					t.Errorf("%s(42, 3) = %q, not of the form %s", w.IDHelper, id, w.ID)
 				}
 				return
-			case workflows.VoiceSyncWorkflowName:
+			case workflows.VoiceSyncWorkflowName, workflows.UploadSweepWorkflowName:
 				sc := &schedules{}
-				if err := workflows.EnsureVoiceSchedule(ctx, sc, time.Minute); err != nil {
+				ensure := func() error { return workflows.EnsureVoiceSchedule(ctx, sc, time.Minute) }
+				if w.Name == workflows.UploadSweepWorkflowName {
+					ensure = func() error { return workflows.EnsureUploadSweepSchedule(ctx, sc, time.Hour) }
+				}
+				if err := ensure(); err != nil {
 					t.Fatal(err)
 				}
 				action := sc.created.Action.(*client.ScheduleWorkflowAction)

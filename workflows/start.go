@@ -104,6 +104,9 @@ type startOptions struct {
 	// refuseOpen reports a run already open under the ID as an error
 	// (serviceerror.WorkflowExecutionAlreadyStarted) instead of success.
 	refuseOpen bool
+	// eager asks the server to hand the first workflow task back with its
+	// answer when the caller's process has a worker for the queue.
+	eager bool
 }
 
 // jobStart is how a job's workflow starts: an ID never reused (operators
@@ -131,6 +134,7 @@ func start(ctx context.Context, c Starter, o startOptions, input any) error {
 		StaticSummary:                            o.summary,
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(o.attrs...),
 		WorkflowExecutionErrorWhenAlreadyStarted: o.refuseOpen,
+		EnableEagerStart:                         o.eager,
 	}
 	if o.again {
 		opts.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE

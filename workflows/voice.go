@@ -251,10 +251,23 @@ func (b *budget) spent(ctx workflow.Context) bool {
 // step is idempotent, so the sync, the webhook and replays may all run it
 // for the same call: the ledger key (conversation, voice_minute) and the
 // event's (type, subject) make the second run change nothing.
+//
+// The steps run as local activities in the worker that runs the workflow:
+// a sync starts thousands of these, and as task-queue activities each one
+// cost three activity tasks and four workflow tasks on the server, which
+// is what bounded the sync's throughput (docs/decisions.md, "Voice sync
+// throughput"). Ingests started before "conversation-local-steps" keep
+// their queue activities when they replay.
 func ConversationWorkflow(ctx workflow.Context, in ConversationInput) (ConversationIngestResult, error) {
+	local := workflow.GetVersion(ctx, "conversation-local-steps", workflow.DefaultVersion, 1) == 1
+	fetch, book := summarized(providerWork(ctx), "Fetch and store "+in.ProviderID), bookkeeping(ctx)
+	run := workflow.ExecuteActivity
+	if local {
+		fetch, book = localProviderWork(ctx), localBookkeeping(ctx)
+		run = workflow.ExecuteLocalActivity
+	}
 	var got ConversationIngestResult
-	actx := summarized(providerWork(ctx), "Fetch and store "+in.ProviderID)
-	if err := workflow.ExecuteActivity(actx, ActVoiceIngest, in).Get(ctx, &got); err != nil {
+	if err := run(fetch, ActVoiceIngest, in).Get(ctx, &got); err != nil {
 		return got, err
 	}
 	if !got.Stored {
@@ -262,11 +275,36 @@ func ConversationWorkflow(ctx workflow.Context, in ConversationInput) (Conversat
 	}
 	ref := ConversationRef{ConversationID: got.ConversationID}
 	if got.HasAnalysis {
-		if err := workflow.ExecuteActivity(bookkeeping(ctx), ActVoiceReady, ref).Get(ctx, nil); err != nil {
+		if err := run(book, ActVoiceReady, ref).Get(ctx, nil); err != nil {
 			return got, err
 		}
 	}
-	return got, workflow.ExecuteActivity(bookkeeping(ctx), ActVoiceCharge, ref).Get(ctx, nil)
+	return got, run(book, ActVoiceCharge, ref).Get(ctx, nil)
+}
+
+// localProviderWork is providerWork for a local activity. A local activity
+// cannot heartbeat, so one attempt is bounded instead: the client's own
+// retries of 429 and 5xx (Retry-After up to a minute) fit in it. The
+// schedule-to-close bound fits all five attempts with their backoff.
+func localProviderWork(ctx workflow.Context) workflow.Context {
+	remote := workflow.GetActivityOptions(providerWork(ctx))
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout:    5 * time.Minute,
+		ScheduleToCloseTimeout: 30 * time.Minute,
+		RetryPolicy:            remote.RetryPolicy,
+	})
+}
+
+// localBookkeeping is bookkeeping for a local activity: the charge keeps
+// retrying for a day while the balance does not cover it (between attempts
+// the workflow waits on a timer, not in the worker).
+func localBookkeeping(ctx workflow.Context) workflow.Context {
+	remote := workflow.GetActivityOptions(bookkeeping(ctx))
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout:    remote.StartToCloseTimeout,
+		ScheduleToCloseTimeout: remote.ScheduleToCloseTimeout,
+		RetryPolicy:            remote.RetryPolicy,
+	})
 }
 
 // StartConversation starts the ingest of one conversation for an account.
@@ -279,6 +317,12 @@ func StartConversation(ctx context.Context, c Starter, accountID string, in Conv
 		summary: "Voice conversation " + in.ProviderID,
 		attrs:   []temporal.SearchAttributeUpdate{AttrAccountID.ValueSet(accountID), AttrJobKind.ValueSet(ConversationKind)},
 		again:   true, join: true,
+		// From a sync (an activity of a worker that serves VoiceTaskQueue)
+		// the server hands the first workflow task back in its answer
+		// instead of through matching: thousands of starts then cost the
+		// server one round trip each. Elsewhere (the API's webhook) the
+		// start is an ordinary one.
+		eager: true,
 	}, in)
 }
 

@@ -78,7 +78,9 @@ func openServices(ctx context.Context, cfg config.Config) (*services, error) {
 		return nil, err
 	}
 	if cfg.VoiceConfigured() {
-		s.voice = elevenlabs.NewClient(elevenlabs.Config{BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey})
+		s.voice = elevenlabs.NewClient(elevenlabs.Config{
+			BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey, MaxConcurrent: cfg.ElevenLabsConcurrency,
+		})
 	}
 	if s.db, err = storage.OpenDB(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
@@ -129,8 +131,9 @@ func (s *services) activities() (worker.Activities, error) {
 			FontAvailable: media.FontAvailable},
 		Voice: &activities.Voice{VoiceAgents: store.VoiceAgents, Conversations: store.Conversations, Prices: store.Prices, Ledger: store.Ledger,
 			Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog, Events: events},
-		Events: events,
-		Notify: &activities.Notify{Notifier: notifier},
+		Events:  events,
+		Notify:  &activities.Notify{Notifier: notifier},
+		Uploads: &activities.Uploads{References: store.Uploads, Objects: s.objects},
 	}
 	if s.cfg.SMSConfigured() {
 		carrier, err := twilio.NewClient(twilio.Config{BaseURL: s.cfg.TwilioBaseURL, AccountSID: s.cfg.TwilioAccountSID, AuthToken: s.cfg.TwilioAuthToken})
@@ -188,6 +191,9 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 		err = workflows.EnsureVoiceSchedule(ctx, s.temporal.ScheduleClient(), s.cfg.VoiceSyncInterval)
 	} else {
 		err = workflows.PauseVoiceSchedule(ctx, s.temporal.ScheduleClient(), "voice provider not configured (PARLEY_ELEVENLABS_API_KEY is empty)")
+	}
+	if err == nil {
+		err = workflows.EnsureUploadSweepSchedule(ctx, s.temporal.ScheduleClient(), s.cfg.UploadOrphanAfter)
 	}
 	if err != nil {
 		stop()

@@ -30,7 +30,11 @@ func voiceProvider(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	standIn := localvoice.New(localvoice.Config{APIKey: cfg.ElevenLabsAPIKey})
+	standIn := localvoice.New(localvoice.Config{
+		// As strict as the plan the default client limit assumes, so a
+		// worker sending more is answered 429 as the provider would.
+		APIKey: cfg.ElevenLabsAPIKey, MaxConcurrent: cfg.ElevenLabsConcurrency,
+	})
 	for _, d := range demoConversations(time.Now()) {
 		standIn.Put(d)
 	}

@@ -35,18 +35,30 @@ type Config struct {
 	APIKey string
 	// Now stamps post-call webhooks; defaults to time.Now.
 	Now func() time.Time
+	// MaxConcurrent is how many requests the stand-in serves at once, as
+	// the provider limits an account's concurrent requests by plan: one
+	// more is answered 429 too_many_concurrent_requests. 0 means no limit.
+	MaxConcurrent int
+	// Latency is added to every answer (a real provider is not on
+	// loopback), so concurrent requests overlap as they would.
+	Latency time.Duration
 }
 
 // Server serves the conversation endpoints from memory. It is safe for
 // concurrent use.
 type Server struct {
-	key string
-	now func() time.Time
+	key     string
+	now     func() time.Time
+	max     int
+	latency time.Duration
 
 	mu       sync.Mutex
 	convs    map[string]elevenlabs.Detail
 	requests map[string]int
 	failures []failure
+	inFlight int
+	// throttled counts the requests refused for concurrency.
+	throttled int
 }
 
 type failure struct {
@@ -59,6 +71,8 @@ func New(cfg Config) *Server {
 	s := &Server{
 		key:      cfg.APIKey,
 		now:      cfg.Now,
+		max:      cfg.MaxConcurrent,
+		latency:  cfg.Latency,
 		convs:    map[string]elevenlabs.Detail{},
 		requests: map[string]int{},
 	}
@@ -99,6 +113,14 @@ func (s *Server) Requests(path string) int {
 	return s.requests[path]
 }
 
+// Throttled counts the requests answered 429 because MaxConcurrent were
+// already in flight.
+func (s *Server) Throttled() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.throttled
+}
+
 // FailNext makes the next n requests (any path) answer status, with
 // Retry-After set to retryAfter when it is not empty (delay-seconds or an
 // HTTP date).
@@ -120,7 +142,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail = &s.failures[0]
 		s.failures = s.failures[1:]
 	}
+	busy := s.max > 0 && s.inFlight >= s.max
+	if busy {
+		s.throttled++
+	} else {
+		s.inFlight++
+	}
 	s.mu.Unlock()
+	if busy {
+		// The provider documents this 429 without a Retry-After: the
+		// client waits for one of its own requests to end.
+		writeError(w, http.StatusTooManyRequests, "too_many_concurrent_requests",
+			"Too many concurrent requests for this subscription's concurrency limit")
+		return
+	}
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+	if s.latency > 0 {
+		select {
+		case <-time.After(s.latency):
+		case <-r.Context().Done():
+			return
+		}
+	}
 
 	if fail != nil {
 		if fail.retryAfter != "" {

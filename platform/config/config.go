@@ -49,6 +49,12 @@ type Config struct {
 	VoiceSyncInterval time.Duration
 	// VoiceBackfill is how far back a newly mapped agent's first sync reads.
 	VoiceBackfill time.Duration
+	// UploadOrphanAfter is the cleanup period of uploads no job references
+	// (the upload-sweep schedule removes them once they are older).
+	UploadOrphanAfter time.Duration
+	// ElevenLabsConcurrency bounds the conversation API requests one
+	// process has in flight (the provider limits them by plan).
+	ElevenLabsConcurrency int
 
 	// URLAllowPrefixes widens the SSRF guard for development and tests only.
 	URLAllowPrefixes []netip.Prefix
@@ -197,6 +203,10 @@ var Vars = []Var{
 	{"PARLEY_MEDIA_SECRET", "", "HMAC key that signs media links: at least 32 random characters; the API and the worker refuse to start without it (make dev generates one)"},
 	{"PARLEY_MEDIA_LINK_TTL", "168h", "lifetime of a signed media link"},
 	{"PARLEY_MAX_UPLOAD_BYTES", "524288000", "largest accepted upload or download (500 MB)"},
+	// 6h: admission happens within the upload's own request, so an upload
+	// no job names after minutes is already an orphan; hours leave room
+	// for clock skew between MinIO and the workers and for a slow client.
+	{"PARLEY_UPLOAD_ORPHAN_AFTER", "6h", "cleanup period of uploads no job references (admission failed, or the API stopped before it): the hourly upload-sweep schedule removes them once older; at least 1m (keep hours: MinIO's and the workers' clocks may differ)"},
 	{"PARLEY_SPEECH_ENGINE", "pocketsphinx", "speech engine: pocketsphinx (offline), openai, elevenlabs"},
 	{"PARLEY_OPENAI_BASE_URL", "https://api.openai.com", "OpenAI-compatible transcription server"},
 	{"PARLEY_OPENAI_API_KEY", "", "key for the OpenAI-compatible server"},
@@ -207,6 +217,10 @@ var Vars = []Var{
 	{"PARLEY_ELEVENLABS_WEBHOOK_SECRET", "", "secret of the ElevenLabs post-call webhook (POST /hooks/elevenlabs/post-call); required, at least 32 characters, when PARLEY_ELEVENLABS_API_KEY is set"},
 	{"PARLEY_VOICE_SYNC_INTERVAL", "5m", "how often the voice-sync schedule lists new conversations of every mapped agent"},
 	{"PARLEY_VOICE_BACKFILL", "720h", "how far back a newly mapped agent's first voice sync reads"},
+	// 3: ElevenLabs limits an account's concurrent requests by plan (Starter
+	// 3, Creator 5, Pro 10, Scale 15) and documents no request rate for the
+	// conversation endpoints; every process holding the key counts.
+	{"PARLEY_ELEVENLABS_CONCURRENCY", "3", "conversation API requests (voice sync and ingests) one process sends ElevenLabs at once; the account's plan limits them all together (Starter 3, Creator 5, Pro 10, Scale 15): divide it among the worker processes"},
 	{"PARLEY_SLOTS_JOBS", "", "activities one worker runs at once on task queue parley-jobs (downloads, transcript merges, bookkeeping); empty means twice the machine's cores"},
 	{"PARLEY_SLOTS_CPU", "", "CPU-bound activities one worker runs at once on task queue parley-cpu (ffmpeg and pocketsphinx's chunks); empty means the machine's cores; each ffmpeg may use the cores divided by this many threads (at least 1)"},
 	// 4: a chunk sent to a hosted engine mostly waits on the network, and
@@ -359,6 +373,12 @@ func Load() (Config, error) {
 	}
 	if c.SlotsVoice, err = strconv.Atoi(get("PARLEY_SLOTS_VOICE")); err != nil || c.SlotsVoice <= 0 {
 		return c, fmt.Errorf("PARLEY_SLOTS_VOICE: want a positive integer")
+	}
+	if c.UploadOrphanAfter, err = time.ParseDuration(get("PARLEY_UPLOAD_ORPHAN_AFTER")); err != nil || c.UploadOrphanAfter < time.Minute {
+		return c, fmt.Errorf("PARLEY_UPLOAD_ORPHAN_AFTER: want a duration of at least 1m")
+	}
+	if c.ElevenLabsConcurrency, err = strconv.Atoi(get("PARLEY_ELEVENLABS_CONCURRENCY")); err != nil || c.ElevenLabsConcurrency <= 0 {
+		return c, fmt.Errorf("PARLEY_ELEVENLABS_CONCURRENCY: want a positive integer")
 	}
 	if c.WebhookRetries, err = ParseDurations(get("PARLEY_WEBHOOK_RETRIES")); err != nil {
 		return c, fmt.Errorf("PARLEY_WEBHOOK_RETRIES: %w", err)

@@ -82,7 +82,17 @@ type Config struct {
 	Timeout time.Duration
 	// Sleep waits between attempts; tests replace it to record the waits.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxConcurrent bounds the requests this client has in flight at once;
+	// 0 means DefaultMaxConcurrent. The provider limits an account's
+	// concurrent requests by plan and answers 429 beyond it
+	// (docs/decisions.md, "Voice sync throughput").
+	MaxConcurrent int
 }
+
+// DefaultMaxConcurrent is the client's default bound on requests in
+// flight: the concurrency the provider documents for its smallest paid
+// plan (Starter), which the account's other uses of the key share.
+const DefaultMaxConcurrent = 3
 
 // Client reads conversations from the provider.
 type Client struct {
@@ -92,6 +102,8 @@ type Client struct {
 	maxRetries int
 	timeout    time.Duration
 	sleep      func(ctx context.Context, d time.Duration) error
+	// slots holds one token per request in flight.
+	slots chan struct{}
 }
 
 // NewClient returns a client for cfg.
@@ -122,6 +134,11 @@ func NewClient(cfg Config) *Client {
 	if c.sleep == nil {
 		c.sleep = sleepContext
 	}
+	n := cfg.MaxConcurrent
+	if n <= 0 {
+		n = DefaultMaxConcurrent
+	}
+	c.slots = make(chan struct{}, n)
 	return c
 }
 
@@ -263,8 +280,16 @@ func (c *Client) retryWait(ctx context.Context, err error, attempt int) (time.Du
 	return min(baseBackoff<<attempt, maxBackoff), true
 }
 
-// once sends one GET and returns the body of a 2xx answer.
+// once sends one GET and returns the body of a 2xx answer. It waits for a
+// free slot first, so the client never has more than MaxConcurrent
+// requests at the provider; a retry's wait holds no slot.
 func (c *Client) once(ctx context.Context, path string, q url.Values) ([]byte, error) {
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("elevenlabs: GET %s: waiting for a request slot: %w", path, ctx.Err())
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	u := c.base + path

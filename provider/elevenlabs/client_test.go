@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -373,5 +374,69 @@ func TestPing(t *testing.T) {
 	var waits sleeps
 	if _, err := newClient(standSrv, &waits, 0).Ping(context.Background()); err == nil || len(waits) != 0 || stand.Requests(listPath) != 1 {
 		t.Fatalf("Ping on 503 = %v, waits %v, requests %d", err, waits, stand.Requests(listPath))
+	}
+}
+
+// The client never has more than MaxConcurrent requests at the provider:
+// a stand-in as strict as the plan refuses none of twenty requests sent at
+// once. A client allowed more is answered 429 too_many_concurrent_requests
+// (no Retry-After, as the provider documents it) and gets through by
+// retrying after its own backoff.
+func TestConcurrencyLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		clientMax     int
+		wantThrottled bool
+	}{
+		{"within the plan", 2, false},
+		{"beyond the plan", 8, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Latency makes the twenty overlap as they would over a network.
+			stand := localvoice.New(localvoice.Config{APIKey: testKey, MaxConcurrent: 2, Latency: 20 * time.Millisecond})
+			srv := httptest.NewServer(stand)
+			t.Cleanup(srv.Close)
+			stand.Put(conv("conv_1", "agent_1", 1_700_000_000))
+			var mu sync.Mutex
+			var waits []time.Duration
+			c := elevenlabs.NewClient(elevenlabs.Config{
+				BaseURL: srv.URL, APIKey: testKey, HTTP: srv.Client(), MaxConcurrent: tc.clientMax, MaxRetries: 10,
+				Sleep: func(ctx context.Context, d time.Duration) error {
+					mu.Lock()
+					waits = append(waits, d)
+					mu.Unlock()
+					// A fiftieth of the wait: the waits asked for are checked,
+					// and the requests in flight still end in between.
+					return sleepFor(ctx, d/50)
+				},
+			})
+			errs := make(chan error, 20)
+			for range 20 {
+				go func() {
+					_, err := c.GetConversation(context.Background(), "conv_1")
+					errs <- err
+				}()
+			}
+			for range 20 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := stand.Throttled() > 0; got != tc.wantThrottled {
+				t.Fatalf("stand-in refused %d requests for concurrency", stand.Throttled())
+			}
+			if tc.wantThrottled && (len(waits) == 0 || waits[0] != time.Second) {
+				t.Fatalf("a 429 without Retry-After should back off 1 s first, waits %v", waits)
+			}
+		})
+	}
+}
+
+func sleepFor(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
