@@ -720,6 +720,13 @@ func BenchmarkSMSBatch10k(b *testing.B) {
 		}
 		b.ReportMetric(admitted.Seconds()*1000, "post_ms")
 		b.ReportMetric(sent.Seconds(), "sent_s")
+		// Local sends must not hold a part's workflow task for long: signals,
+		// queries and task timeouts wait behind it.
+		var longest time.Duration
+		for k := 1; (k-1)*workflows.SMSPartSize < n; k++ {
+			longest = max(longest, longestWorkflowTask(b, p.temporal, workflows.SMSBatchPartWorkflowID(id, k)))
+		}
+		b.ReportMetric(longest.Seconds(), "longest_part_task_s")
 	}
 	b.StopTimer()
 	largest := largestHistories(b, p)

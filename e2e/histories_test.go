@@ -83,6 +83,34 @@ func historyOf(t testing.TB, c client.Client, workflowID string) []*historypb.Hi
 	return events
 }
 
+// longestWorkflowTask is the longest any of the workflow's tasks ran: from
+// WorkflowTaskStarted to the task's completion, failure or timeout.
+func longestWorkflowTask(t testing.TB, c client.Client, workflowID string) time.Duration {
+	t.Helper()
+	var longest time.Duration
+	started := map[int64]time.Time{}
+	for _, ev := range historyOf(t, c, workflowID) {
+		var startedID int64
+		switch {
+		case ev.GetWorkflowTaskStartedEventAttributes() != nil:
+			started[ev.EventId] = ev.EventTime.AsTime()
+			continue
+		case ev.GetWorkflowTaskCompletedEventAttributes() != nil:
+			startedID = ev.GetWorkflowTaskCompletedEventAttributes().StartedEventId
+		case ev.GetWorkflowTaskFailedEventAttributes() != nil:
+			startedID = ev.GetWorkflowTaskFailedEventAttributes().StartedEventId
+		case ev.GetWorkflowTaskTimedOutEventAttributes() != nil:
+			startedID = ev.GetWorkflowTaskTimedOutEventAttributes().StartedEventId
+		default:
+			continue
+		}
+		if at, ok := started[startedID]; ok {
+			longest = max(longest, ev.EventTime.AsTime().Sub(at))
+		}
+	}
+	return longest
+}
+
 // activityRun is one activity as a workflow's history tells it: its last
 // attempt's start, its completion (zero when it never completed), and the
 // worker that started that attempt.

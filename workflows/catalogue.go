@@ -102,7 +102,8 @@ var (
 	splitAudioA   = Activity{Name: ActSplitAudio, Queues: jobsQueue}
 	chunkA        = Activity{Name: ActTranscribeChunk, Queues: []string{CPUTaskQueue, SpeechTaskQueue}, LegacyQueues: beforeCPU}
 	mergeA        = Activity{Name: ActMergeChunks, Queues: jobsQueue}
-	// The whole-file transcription of runs from before "split-transcription".
+	// The whole-file transcription, which no workflow schedules since
+	// split transcription; still registered for runs from before it.
 	transcribeA = Activity{Name: ActTranscribe, LegacyQueues: jobsQueue}
 	chargeA     = Activity{Name: ActCharge, Queues: jobsQueue}
 	finishA     = Activity{Name: ActFinish, Queues: jobsQueue}
@@ -160,8 +161,8 @@ var Catalogue = []WorkflowType{
 		Queue: SMSTaskQueue, SearchAttributes: jobAttrs,
 		Activities: []Activity{
 			{Name: ActSMSPartMessages, Queues: smsQueue},
-			// A local activity from "sms-local-sends" on; older runs
-			// scheduled it on the queue.
+			// A local activity of the part's worker (the single message's
+			// workflow schedules it on the queue).
 			{Name: ActSMSSend, Queues: smsQueue, Local: true},
 			smsFailA,
 		},
@@ -183,8 +184,8 @@ var Catalogue = []WorkflowType{
 	{
 		Name: ConversationWorkflowName, ID: "conversation-<provider conversation id>", IDHelper: "ConversationWorkflowID",
 		Queue: VoiceTaskQueue, SearchAttributes: []string{AttrAccountID.GetName(), AttrJobKind.GetName()},
-		// Local activities from "conversation-local-steps" on; older runs
-		// scheduled them on the queue.
+		// Local activities of the workflow's own worker, which registers
+		// them on the queue it serves.
 		Activities: []Activity{
 			{Name: ActVoiceIngest, Queues: voiceQueue, Local: true}, {Name: ActVoiceReady, Queues: voiceQueue, Local: true},
 			{Name: ActVoiceCharge, Queues: voiceQueue, Local: true},

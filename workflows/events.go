@@ -152,12 +152,9 @@ func NotifyWorkflow(ctx workflow.Context, in NotifyInput) error {
 	return errors.Join(errs...)
 }
 
-// reburned emits subtitles.reburned when a re-burn ended, from version 1 of
-// "reburn-event" on; a failure to emit does not change the re-burn's outcome.
+// reburned emits subtitles.reburned when a re-burn ended; a failure to emit
+// does not change the re-burn's outcome.
 func reburned(ctx workflow.Context, in ReburnInput) {
-	if workflow.GetVersion(ctx, "reburn-event", workflow.DefaultVersion, 1) != 1 {
-		return
-	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	emit := EmitJobInput{JobID: in.JobID, Type: webhookevent.SubtitlesReburned, Subject: fmt.Sprintf("%d/reburn/%d", in.JobID, in.Run)}
 	if err := workflow.ExecuteActivity(bookkeeping(dctx), ActEmitJobEvent, emit).Get(dctx, nil); err != nil {

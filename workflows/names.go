@@ -21,8 +21,7 @@ const CPUTaskQueue = "parley-cpu"
 
 // SpeechTaskQueue is where the chunks of a hosted engine run: they wait on
 // the provider, not the CPU, so every worker polls it with the per-engine
-// bound (config.SlotsSpeech). Chunks of the offline engine ran here
-// too before CPUTaskQueue existed (SplitResult.TaskQueue).
+// bound (config.SlotsSpeech).
 const SpeechTaskQueue = "parley-speech"
 
 // EventsTaskQueue is where webhook deliveries and owner notifications run.

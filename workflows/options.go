@@ -96,9 +96,7 @@ func failJob(ctx workflow.Context, jobID int64, cause error, fallback string) er
 // failing, briefly; the delivery schedule is the workflow's.
 //
 // Neither it nor notifyWork names a task queue: their activities run on the
-// queue the workflow was started on (EventsTaskQueue; TaskQueue for runs
-// started before that queue existed), so a run keeps its queue across a
-// deploy and its recorded history replays with the same commands.
+// queue the workflow was started on (EventsTaskQueue).
 func webhookAttempt(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    time.Minute,

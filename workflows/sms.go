@@ -40,19 +40,29 @@ const (
 	ActSMSReceived     = "SMS.Received"
 )
 
-// smsPartSize is how many recipients one child workflow sends. A recipient
+// SMSPartSize is how many recipients one child workflow sends. A recipient
 // costs its part about one history event (its local send's marker; the
 // workflow tasks that record them are shared), so a part of 500 has about
 // 520, and a part replaying remote sends (before "sms-local-sends") about
 // 3,000: both far below Temporal's 10,240-event warning and 51,200-event
 // limit. The parent of a 10,000-recipient batch holds 20 children (about
 // 130 events with its settle loop).
-const smsPartSize = 500
+const SMSPartSize = 500
+
+// smsPartTaskTimeout bounds a part workflow's tasks (see SMSBatchWorkflow):
+// the SDK hands a task still waiting on sends over after 1.6 s. A task that
+// does no sending needs a few milliseconds.
+const smsPartTaskTimeout = 2 * time.Second
 
 // smsWindow is how many sends of one part are in flight at once: the
 // parallelism per sender, bounded, so one batch cannot hold every slot of
 // the SMS workers.
 const smsWindow = 20
+
+// smsWave is how many recipients of a part are sent within one workflow
+// task (SMSBatchPartWorkflow): about a second of sends at the measured
+// rate of a part (BenchmarkSMSBatch10k, longest_part_task_s).
+const smsWave = 50
 
 // smsSettleFor is how long a send is watched for its delivery outcome.
 const smsSettleFor = 24 * time.Hour
@@ -63,8 +73,8 @@ func SMSMessageWorkflowID(messageID int64) string { return fmt.Sprintf("sms-mess
 // SMSBatchWorkflowID names the workflow of a batch.
 func SMSBatchWorkflowID(batchID int64) string { return fmt.Sprintf("sms-batch-%d", batchID) }
 
-// SMSBatchPartWorkflowID names the k-th part (from 1) of a batch, a child
-// workflow of the batch's.
+// SMSBatchPartWorkflowID names the k-th part (from 1) of a batch: the child
+// workflow that sends its recipients SMSPartSize*(k-1)+1 to SMSPartSize*k.
 func SMSBatchPartWorkflowID(batchID int64, k int) string {
 	return fmt.Sprintf("%s-part-%d", SMSBatchWorkflowID(batchID), k)
 }
@@ -199,7 +209,7 @@ func SMSMessageWorkflow(ctx workflow.Context, in SMSMessageInput) error {
 }
 
 // SMSBatchWorkflow sends every recipient of a batch through child workflows
-// of smsPartSize recipients, sets the batch's outcome, then watches
+// of SMSPartSize recipients, sets the batch's outcome, then watches
 // delivery: every RefreshEvery it asks the carrier about the messages not yet
 // final, and ends when all are or after smsSettleFor.
 func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
@@ -208,11 +218,16 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 		return err
 	}
 	var parts []workflow.ChildWorkflowFuture
-	for offset, k := 0, 1; offset < in.Recipients; offset, k = offset+smsPartSize, k+1 {
+	for offset, k := 0, 1; offset < in.Recipients; offset, k = offset+SMSPartSize, k+1 {
 		opts := workflow.ChildWorkflowOptions{
-			WorkflowID:    SMSBatchPartWorkflowID(in.BatchID, k),
-			TaskQueue:     SMSTaskQueue,
-			StaticSummary: fmt.Sprintf("Recipients %d to %d", offset+1, min(offset+smsPartSize, in.Recipients)),
+			WorkflowID: SMSBatchPartWorkflowID(in.BatchID, k),
+			// Waves end a part's tasks (SMSBatchPartWorkflow); should a
+			// wave run long, the SDK ends a task that waits on local
+			// activities at 80% of this timeout and carries on in a new
+			// one, so no task of a part runs past it.
+			WorkflowTaskTimeout: smsPartTaskTimeout,
+			TaskQueue:           SMSTaskQueue,
+			StaticSummary:       fmt.Sprintf("Recipients %d to %d", offset+1, min(offset+SMSPartSize, in.Recipients)),
 		}
 		if in.AccountID != "" {
 			// Replay does not compare a child's attributes, so runs recorded
@@ -221,7 +236,7 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 				AttrJobKind.ValueSet(SMSBatchKind), AttrJobID.ValueSet(in.BatchID))
 		}
 		cctx := workflow.WithChildOptions(ctx, opts)
-		part := SMSBatchPartInput{BatchID: in.BatchID, Offset: offset, Limit: smsPartSize}
+		part := SMSBatchPartInput{BatchID: in.BatchID, Offset: offset, Limit: SMSPartSize}
 		parts = append(parts, workflow.ExecuteChildWorkflow(cctx, SMSBatchPartWorkflowName, part))
 	}
 	for _, p := range parts {
@@ -235,15 +250,32 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 	return settle(ctx, SMSRefreshInput{BatchID: in.BatchID}, in.RefreshEvery)
 }
 
-// SMSBatchPartWorkflow sends one part of a batch, smsWindow at a time.
+// SMSBatchPartWorkflow sends one part of a batch in waves of smsWave
+// recipients, smsWindow at a time. Its sends are local activities, which
+// keep the workflow task that runs them open until they end; a one-
+// millisecond timer between waves ends that task, so a part's tasks stay
+// short (signals, queries and a worker's cache never wait behind a whole
+// part) and each wave's results are recorded as it finishes.
 func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
 	var ids []int64
 	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartMessages, in).Get(ctx, &ids); err != nil {
 		return err
 	}
-	// Parts started before "sms-local-sends" keep sending through the
-	// task queue when they replay.
-	local := workflow.GetVersion(ctx, "sms-local-sends", workflow.DefaultVersion, 1) == 1
+	for start := 0; start < len(ids); start += smsWave {
+		if start > 0 {
+			if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+				return err
+			}
+		}
+		if err := sendWave(ctx, ids[start:min(start+smsWave, len(ids))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendWave sends ids, smsWindow at a time, and waits for every outcome.
+func sendWave(ctx workflow.Context, ids []int64) error {
 	sends := make([]workflow.Future, len(ids))
 	for i, id := range ids {
 		if i >= smsWindow {
@@ -251,12 +283,7 @@ func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
 				return err
 			}
 		}
-		in := SMSSendInput{MessageID: id}
-		if local {
-			sends[i] = workflow.ExecuteLocalActivity(smsLocalSend(ctx), ActSMSSend, in)
-		} else {
-			sends[i] = workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, in)
-		}
+		sends[i] = workflow.ExecuteLocalActivity(smsLocalSend(ctx), ActSMSSend, SMSSendInput{MessageID: id})
 	}
 	for i := max(len(ids)-smsWindow, 0); i < len(ids); i++ {
 		if err := awaitSend(ctx, ids[i], sends[i]); err != nil {

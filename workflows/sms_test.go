@@ -211,6 +211,20 @@ func TestSMSBatchPartSendWindow(t *testing.T) {
 	require.Equal(t, window, h.peak, "sends in flight at once")
 }
 
+// A part sends in waves of 50, a timer between waves ending the workflow
+// task that held the wave's local sends, with nothing in flight across it.
+func TestSMSBatchPartSendsInWaves(t *testing.T) {
+	h := newSMSHarness(t, partSize, []int{0})
+	var sentAtTimers []int
+	h.env.SetOnTimerScheduledListener(func(string, time.Duration) {
+		require.Zero(t, h.inFlight, "sends in flight when a wave ends")
+		sentAtTimers = append(sentAtTimers, len(h.attempts))
+	})
+	h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
+	require.Len(t, h.attempts, partSize)
+	require.Equal(t, []int{50, 100, 150, 200, 250, 300, 350, 400, 450}, sentAtTimers)
+}
+
 // A send the carrier never takes is retried six times, then recorded as
 // failed with CARRIER_UNAVAILABLE; the other recipients are sent and the
 // batch concludes (it does not fail).

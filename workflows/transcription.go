@@ -63,9 +63,8 @@ func finish(ctx workflow.Context, jobID int64) error {
 	return workflow.ExecuteActivity(actx, ActFinish, FinishInput{JobID: jobID}).Get(ctx, nil)
 }
 
-// prepareAudio extracts the engine's audio track from source and, from
-// version 1 of "bill-decoded-duration" on, prices the job again for the
-// duration the audio decoded to (a container may claim less than it holds),
+// prepareAudio extracts the engine's audio track from source and prices the
+// job again for the duration the audio decoded to (a container may claim less than it holds),
 // refusing the job when the balance no longer covers it.
 func prepareAudio(ctx workflow.Context, jobID int64, source string) (AudioResult, error) {
 	var audio AudioResult
@@ -74,24 +73,19 @@ func prepareAudio(ctx workflow.Context, jobID int64, source string) (AudioResult
 	if err := workflow.ExecuteActivity(actx, ActPrepareAudio, in).Get(ctx, &audio); err != nil {
 		return audio, withFallback(err, problem.MediaUnreadable)
 	}
-	if workflow.GetVersion(ctx, "bill-decoded-duration", workflow.DefaultVersion, 1) == 1 {
-		reprice := RepriceInput{JobID: jobID, DurationSec: audio.DurationSec}
-		actx := summarized(bookkeeping(ctx), fmt.Sprintf("Price %.1f s of decoded audio", audio.DurationSec))
-		if err := workflow.ExecuteActivity(actx, ActReprice, reprice).Get(ctx, nil); err != nil {
-			return audio, err
-		}
+	reprice := RepriceInput{JobID: jobID, DurationSec: audio.DurationSec}
+	actx = summarized(bookkeeping(ctx), fmt.Sprintf("Price %.1f s of decoded audio", audio.DurationSec))
+	if err := workflow.ExecuteActivity(actx, ActReprice, reprice).Get(ctx, nil); err != nil {
+		return audio, err
 	}
 	return audio, nil
 }
 
-// transcribe runs the speech engine over the prepared audio. From version 1
-// of "split-transcription" on, long audio is cut at its pauses and the
-// chunks are transcribed at once on the queue the plan names, on every
-// worker that polls it, then merged into the job's transcript.
+// transcribe runs the speech engine over the prepared audio: long audio is
+// cut at its pauses and the chunks are transcribed at once on the queue the
+// plan names, on every worker that polls it, then merged into the job's
+// transcript.
 func transcribe(ctx workflow.Context, jobID int64, audio AudioResult) error {
-	if workflow.GetVersion(ctx, "split-transcription", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return transcribeWhole(ctx, jobID, audio)
-	}
 	var plan SplitResult
 	split := SplitAudioInput{JobID: jobID, AudioKey: audio.AudioKey, DurationSec: audio.DurationSec}
 	actx := summarized(mediaWork(ctx, 30*time.Minute), fmt.Sprintf("Plan the transcription of %.0f s", audio.DurationSec))
@@ -159,9 +153,6 @@ func transcribeChunks(ctx workflow.Context, jobID int64, plan SplitResult) ([]Ch
 func speechWork(ctx workflow.Context, plan SplitResult, i int, language string) workflow.Context {
 	o := workflow.GetActivityOptions(mediaWork(ctx, 3*time.Hour))
 	o.TaskQueue = plan.TaskQueue
-	if o.TaskQueue == "" {
-		o.TaskQueue = SpeechTaskQueue
-	}
 	o.Summary = transcribeSummary(plan, i, language)
 	return workflow.WithActivityOptions(ctx, o)
 }
@@ -181,20 +172,6 @@ func transcribeSummary(plan SplitResult, i int, language string) string {
 		language = "language detected"
 	}
 	return s + ", " + language
-}
-
-// transcribeWhole is the transcribe step before "split-transcription": the
-// whole audio in one activity.
-func transcribeWhole(ctx workflow.Context, jobID int64, audio AudioResult) error {
-	actx := mediaWork(ctx, 3*time.Hour)
-	if audio.DurationSec > 0 {
-		actx = summarized(actx, fmt.Sprintf("Transcribe %.0f s of audio", audio.DurationSec))
-	}
-	err := workflow.ExecuteActivity(actx, ActTranscribe, TranscribeInput{JobID: jobID, AudioKey: audio.AudioKey}).Get(ctx, nil)
-	if err != nil {
-		return withFallback(err, problem.EngineFailed)
-	}
-	return nil
 }
 
 // conclude records how a job ended: a failure marks it failed with its code;

@@ -475,7 +475,6 @@ func TestTaskQueues(t *testing.T) {
 	}{
 		{"offline engine", workflows.CPUTaskQueue, workflows.CPUTaskQueue},
 		{"hosted engine", workflows.SpeechTaskQueue, workflows.SpeechTaskQueue},
-		{"plan recorded before it named a queue", "", workflows.SpeechTaskQueue},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, nil)

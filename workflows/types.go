@@ -94,11 +94,10 @@ type SplitResult struct {
 	Chunks   []Chunk
 	Language string
 	// Engine names the speech engine the workers run, for the summaries
-	// operators read; empty in runs recorded before it was added.
+	// operators read.
 	Engine string
 	// TaskQueue is where the chunks run: CPUTaskQueue for the offline
-	// engine, SpeechTaskQueue for a hosted one; empty (SpeechTaskQueue) in
-	// runs recorded before it was added.
+	// engine, SpeechTaskQueue for a hosted one.
 	TaskQueue string
 }
 

@@ -259,13 +259,8 @@ func (b *budget) spent(ctx workflow.Context) bool {
 // throughput"). Ingests started before "conversation-local-steps" keep
 // their queue activities when they replay.
 func ConversationWorkflow(ctx workflow.Context, in ConversationInput) (ConversationIngestResult, error) {
-	local := workflow.GetVersion(ctx, "conversation-local-steps", workflow.DefaultVersion, 1) == 1
-	fetch, book := summarized(providerWork(ctx), "Fetch and store "+in.ProviderID), bookkeeping(ctx)
-	run := workflow.ExecuteActivity
-	if local {
-		fetch, book = localProviderWork(ctx), localBookkeeping(ctx)
-		run = workflow.ExecuteLocalActivity
-	}
+	fetch, book := localProviderWork(ctx), localBookkeeping(ctx)
+	run := workflow.ExecuteLocalActivity
 	var got ConversationIngestResult
 	if err := run(fetch, ActVoiceIngest, in).Get(ctx, &got); err != nil {
 		return got, err
