@@ -41,22 +41,6 @@ type Speech struct {
 	Split chunking.Params
 }
 
-// Transcribe runs the engine and stores text, words and detected language on
-// the job (overwriting on retry). It heartbeats while the engine works.
-func (a *Speech) Transcribe(ctx context.Context, in workflows.TranscribeInput) (workflows.TranscribeResult, error) {
-	defer keepAlive(ctx)()
-	enterStage(ctx, a.Jobs, in.JobID, jobspec.Transcribing, 0)
-	job, err := a.Jobs.Get(ctx, in.JobID)
-	if err != nil {
-		return workflows.TranscribeResult{}, err
-	}
-	t, err := a.run(ctx, in.JobID, in.AudioKey, job.LanguageRequested)
-	if err != nil {
-		return workflows.TranscribeResult{}, err
-	}
-	return a.store(ctx, in.JobID, t)
-}
-
 // run fetches audioKey and transcribes it in language.
 func (a *Speech) run(ctx context.Context, jobID int64, audioKey, language string) (transcript.Transcript, error) {
 	dir, cleanup, err := workDir(a.TempDir, jobID)

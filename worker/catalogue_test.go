@@ -45,11 +45,9 @@ func everyActivity() Activities {
 func catalogued() map[string]bool {
 	want := map[string]bool{}
 	for _, w := range workflows.Catalogue {
-		for _, q := range append([]string{w.Queue}, w.LegacyQueues...) {
-			want["workflow "+q+" "+w.Name] = true
-		}
+		want["workflow "+w.Queue+" "+w.Name] = true
 		for _, a := range w.Activities {
-			for _, q := range append(slices.Clone(a.Queues), a.LegacyQueues...) {
+			for _, q := range a.Queues {
 				want["activity "+q+" "+a.Name] = true
 			}
 		}

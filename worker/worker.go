@@ -116,15 +116,6 @@ func serve(r Registry, queue string, acts Activities) {
 	switch queue {
 	case workflows.TaskQueue:
 		registerJobs(r, acts)
-		// Deliveries and notifications started before they moved to
-		// EventsTaskQueue stay on this queue until they end (a delivery's
-		// retries span about 28 hours), and their next workflow and activity
-		// tasks are only ever dispatched here: without these registrations
-		// they would stall after a deploy. Drop them once
-		// `temporal workflow list --query "TaskQueue = 'parley-jobs' AND
-		// WorkflowType IN ('WebhookDeliveryWorkflow', 'NotifyWorkflow') AND
-		// ExecutionStatus = 'Running'"` lists none.
-		registerEvents(r, acts)
 	case workflows.EventsTaskQueue:
 		registerEvents(r, acts)
 	case workflows.CPUTaskQueue:
@@ -205,6 +196,7 @@ func registerSMSWorkflows(r WorkflowRegistry) {
 // serves every queue).
 func Register(r Registry, acts Activities) {
 	registerJobs(r, acts)
+	registerActivities(r, cpuActivities(acts))
 	registerEvents(r, acts)
 	if acts.SMS == nil {
 		acts.SMS = &activities.SMS{}
@@ -213,10 +205,8 @@ func Register(r Registry, acts Activities) {
 	registerVoice(r, acts.Voice)
 }
 
-// registerJobs adds the job workflows and their activities. The CPU-bound
-// ones run on CPUTaskQueue; they are served here too, for runs that
-// scheduled them here before it existed, as is the whole-file
-// Speech.Transcribe of runs from before split transcription.
+// registerJobs adds the job workflows and the activities they run on their
+// own queue (the CPU-bound ones run on CPUTaskQueue: cpuActivities).
 func registerJobs(r Registry, acts Activities) {
 	registerJobWorkflows(r)
 	registerActivities(r, map[string]any{
@@ -227,7 +217,6 @@ func registerJobs(r Registry, acts Activities) {
 		workflows.ActFinish:          acts.Jobs.Finish,
 		workflows.ActNotify:          acts.Jobs.Notify,
 		workflows.ActDownload:        acts.Media.Download,
-		workflows.ActTranscribe:      acts.Speech.Transcribe,
 		workflows.ActSplitAudio:      acts.Speech.SplitAudio,
 		workflows.ActMergeChunks:     acts.Speech.MergeChunks,
 		workflows.ActBuildSRT:        acts.Subtitles.BuildSRT,
@@ -236,7 +225,6 @@ func registerJobs(r Registry, acts Activities) {
 		workflows.ActEmitJobEvent:    acts.Events.EmitJob,
 		workflows.ActUploadSweepPage: acts.Uploads.SweepPage,
 	})
-	registerActivities(r, cpuActivities(acts))
 }
 
 // cpuActivities are the CPU-bound activities: ffmpeg and the offline

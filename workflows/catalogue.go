@@ -55,8 +55,6 @@ type WorkflowType struct {
 	ID, IDHelper string
 	// Queue is the task queue it is started on.
 	Queue string
-	// LegacyQueues also serve it, for runs started before it moved.
-	LegacyQueues []string
 	// SearchAttributes are the custom attributes set on its runs.
 	SearchAttributes []string
 	// Activities are those it schedules.
@@ -75,45 +73,36 @@ type Activity struct {
 	// Queues are where today's code schedules it (more than one when the
 	// workflow picks, e.g. the offline or a hosted engine's chunks).
 	Queues []string
-	// LegacyQueues also serve it, for runs that scheduled it there before
-	// it moved; an activity with Queues empty is scheduled only by the
-	// recorded runs of an older version of the workflow.
-	LegacyQueues []string
 	// Local activities run in the workflow's own worker, not from a queue.
 	Local bool
 }
 
 var (
-	jobAttrs     = []string{AttrAccountID.GetName(), AttrJobKind.GetName(), AttrJobID.GetName()}
-	jobsQueue    = []string{TaskQueue}
-	cpuQueue     = []string{CPUTaskQueue}
-	smsQueue     = []string{SMSTaskQueue}
-	voiceQueue   = []string{VoiceTaskQueue}
-	eventsQueue  = []string{EventsTaskQueue}
-	beforeCPU    = []string{TaskQueue} // runs from before parley-cpu existed
-	beforeEvents = []string{TaskQueue} // runs from before parley-events existed
+	jobAttrs    = []string{AttrAccountID.GetName(), AttrJobKind.GetName(), AttrJobID.GetName()}
+	jobsQueue   = []string{TaskQueue}
+	cpuQueue    = []string{CPUTaskQueue}
+	smsQueue    = []string{SMSTaskQueue}
+	voiceQueue  = []string{VoiceTaskQueue}
+	eventsQueue = []string{EventsTaskQueue}
 )
 
 // The steps every job workflow shares.
 var (
 	startJob      = Activity{Name: ActStartJob, Queues: jobsQueue}
-	prepareAudioA = Activity{Name: ActPrepareAudio, Queues: cpuQueue, LegacyQueues: beforeCPU}
+	prepareAudioA = Activity{Name: ActPrepareAudio, Queues: cpuQueue}
 	repriceA      = Activity{Name: ActReprice, Queues: jobsQueue}
 	splitAudioA   = Activity{Name: ActSplitAudio, Queues: jobsQueue}
-	chunkA        = Activity{Name: ActTranscribeChunk, Queues: []string{CPUTaskQueue, SpeechTaskQueue}, LegacyQueues: beforeCPU}
+	chunkA        = Activity{Name: ActTranscribeChunk, Queues: []string{CPUTaskQueue, SpeechTaskQueue}}
 	mergeA        = Activity{Name: ActMergeChunks, Queues: jobsQueue}
-	// The whole-file transcription, which no workflow schedules since
-	// split transcription; still registered for runs from before it.
-	transcribeA = Activity{Name: ActTranscribe, LegacyQueues: jobsQueue}
-	chargeA     = Activity{Name: ActCharge, Queues: jobsQueue}
-	finishA     = Activity{Name: ActFinish, Queues: jobsQueue}
-	notifyA     = Activity{Name: ActNotify, Queues: jobsQueue}
-	setStatusA  = Activity{Name: ActSetStatus, Queues: jobsQueue}
-	burnA       = Activity{Name: ActBurn, Queues: cpuQueue, LegacyQueues: beforeCPU}
-	publishA    = Activity{Name: ActPublishBurn, Queues: jobsQueue}
-	smsSendA    = Activity{Name: ActSMSSend, Queues: smsQueue}
-	smsFailA    = Activity{Name: ActSMSFail, Queues: smsQueue}
-	smsRefreshA = Activity{Name: ActSMSRefresh, Queues: smsQueue}
+	chargeA       = Activity{Name: ActCharge, Queues: jobsQueue}
+	finishA       = Activity{Name: ActFinish, Queues: jobsQueue}
+	notifyA       = Activity{Name: ActNotify, Queues: jobsQueue}
+	setStatusA    = Activity{Name: ActSetStatus, Queues: jobsQueue}
+	burnA         = Activity{Name: ActBurn, Queues: cpuQueue}
+	publishA      = Activity{Name: ActPublishBurn, Queues: jobsQueue}
+	smsSendA      = Activity{Name: ActSMSSend, Queues: smsQueue}
+	smsFailA      = Activity{Name: ActSMSFail, Queues: smsQueue}
+	smsRefreshA   = Activity{Name: ActSMSRefresh, Queues: smsQueue}
 )
 
 // Catalogue lists every workflow type.
@@ -123,15 +112,15 @@ var Catalogue = []WorkflowType{
 		Queue: TaskQueue, SearchAttributes: jobAttrs,
 		Activities: []Activity{
 			startJob, {Name: ActDownload, Queues: jobsQueue}, prepareAudioA, repriceA,
-			splitAudioA, chunkA, mergeA, transcribeA, chargeA, finishA, notifyA,
+			splitAudioA, chunkA, mergeA, chargeA, finishA, notifyA,
 		},
 	},
 	{
 		Name: SubtitlesWorkflowName, ID: "subtitles-<job id>", IDHelper: "SubtitlesWorkflowID",
 		Queue: TaskQueue, SearchAttributes: jobAttrs,
 		Activities: []Activity{
-			startJob, {Name: ActCleanAudio, Queues: cpuQueue, LegacyQueues: beforeCPU}, prepareAudioA, repriceA,
-			setStatusA, splitAudioA, chunkA, mergeA, transcribeA, {Name: ActBuildSRT, Queues: jobsQueue},
+			startJob, {Name: ActCleanAudio, Queues: cpuQueue}, prepareAudioA, repriceA,
+			setStatusA, splitAudioA, chunkA, mergeA, {Name: ActBuildSRT, Queues: jobsQueue},
 			burnA, chargeA, publishA, finishA, notifyA,
 		},
 	},
@@ -199,16 +188,16 @@ var Catalogue = []WorkflowType{
 	},
 	{
 		Name: WebhookWorkflowName, ID: "webhook-evt_<event id>-<endpoint id>", IDHelper: "WebhookWorkflowID",
-		Queue: EventsTaskQueue, LegacyQueues: beforeEvents, SearchAttributes: []string{AttrAccountID.GetName()},
-		Activities: []Activity{{Name: ActDeliverWebhook, Queues: eventsQueue, LegacyQueues: beforeEvents}},
+		Queue: EventsTaskQueue, SearchAttributes: []string{AttrAccountID.GetName()},
+		Activities: []Activity{{Name: ActDeliverWebhook, Queues: eventsQueue}},
 	},
 	{
 		Name: NotifyWorkflowName, ID: "notify-<job id>-<event>", IDHelper: "NotifyWorkflowID",
-		Queue: EventsTaskQueue, LegacyQueues: beforeEvents, SearchAttributes: []string{AttrAccountID.GetName(), AttrJobID.GetName()},
+		Queue: EventsTaskQueue, SearchAttributes: []string{AttrAccountID.GetName(), AttrJobID.GetName()},
 		Activities: []Activity{
-			{Name: ActNotifyPush, Queues: eventsQueue, LegacyQueues: beforeEvents},
-			{Name: ActNotifyEmail, Queues: eventsQueue, LegacyQueues: beforeEvents},
-			{Name: ActNotifySMS, Queues: eventsQueue, LegacyQueues: beforeEvents},
+			{Name: ActNotifyPush, Queues: eventsQueue},
+			{Name: ActNotifyEmail, Queues: eventsQueue},
+			{Name: ActNotifySMS, Queues: eventsQueue},
 		},
 	},
 }
@@ -223,9 +212,6 @@ func RenderQueueTable() string {
 	for _, w := range Catalogue {
 		hasWorkflows[w.Queue] = true
 		queue := code(w.Queue)
-		if len(w.LegacyQueues) > 0 {
-			queue += " (older runs: " + codes(w.LegacyQueues) + ")"
-		}
 		var acts []string
 		for _, a := range w.Activities {
 			acts = append(acts, activityCell(a, w.Queue))
@@ -260,12 +246,6 @@ func activityCell(a Activity, queue string) string {
 	}
 	if len(a.Queues) > 0 && (len(a.Queues) != 1 || a.Queues[0] != queue) {
 		notes = append(notes, strings.Join(a.Queues, " or "))
-	}
-	switch {
-	case len(a.LegacyQueues) > 0 && len(a.Queues) == 0:
-		notes = append(notes, "older runs only, "+strings.Join(a.LegacyQueues, ", "))
-	case len(a.LegacyQueues) > 0:
-		notes = append(notes, "older runs: "+strings.Join(a.LegacyQueues, ", "))
 	}
 	if len(notes) == 0 {
 		return code(a.Name)

@@ -52,7 +52,6 @@ const (
 	ActDownload        = "Media.Download"
 	ActPrepareAudio    = "Media.PrepareAudio"
 	ActCleanAudio      = "Media.CleanAudio"
-	ActTranscribe      = "Speech.Transcribe"
 	ActSplitAudio      = "Speech.SplitAudio"
 	ActTranscribeChunk = "Speech.TranscribeChunk"
 	ActMergeChunks     = "Speech.MergeChunks"
