@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
 	"parley/platform/netguard"
@@ -21,10 +20,32 @@ import (
 	"parley/workflows"
 )
 
+// EventLog records each occurrence of an event once.
+type EventLog interface {
+	Record(ctx context.Context, accountID, typ, subject string, build func(id int64, at time.Time) (json.RawMessage, error)) (storage.Event, error)
+}
+
+// WebhookStore holds the endpoints, deliveries and attempts of webhooks.
+type WebhookStore interface {
+	OpenDeliveries(ctx context.Context, event storage.Event) ([]storage.WebhookDelivery, error)
+	Delivery(ctx context.Context, id int64) (storage.WebhookDelivery, error)
+	EndpointByID(ctx context.Context, id int64) (storage.WebhookEndpoint, error)
+	SetDeliveryStatus(ctx context.Context, id int64, status string) error
+	RecordAttempt(ctx context.Context, a *storage.WebhookAttempt, status string) error
+}
+
+// JobReader reads a job's row.
+type JobReader interface {
+	Get(ctx context.Context, id int64) (storage.Job, error)
+}
+
 // Events records events and delivers them to the account's webhook
 // endpoints. Emit is the one call a feature makes to raise an event.
 type Events struct {
-	DB       *bun.DB
+	Log      EventLog
+	Webhooks WebhookStore
+	// Jobs are read for the payload of a job's event.
+	Jobs     JobReader
 	Temporal workflows.Starter
 	// VideoURL signs a link to a subtitle job's video for its payload.
 	VideoURL func(key string) string
@@ -47,13 +68,13 @@ func (a *Events) Emit(ctx context.Context, in workflows.EmitInput) error {
 	if !webhookevent.Known(in.Type) {
 		return fmt.Errorf("emit: unknown event type %q", in.Type)
 	}
-	e, err := storage.Events{DB: a.DB}.Record(ctx, in.AccountID, in.Type, in.Subject, func(id int64, at time.Time) (json.RawMessage, error) {
+	e, err := a.Log.Record(ctx, in.AccountID, in.Type, in.Subject, func(id int64, at time.Time) (json.RawMessage, error) {
 		return webhookevent.Build(id, in.Type, at, json.RawMessage(in.Data))
 	})
 	if err != nil {
 		return err
 	}
-	deliveries, err := storage.Webhooks{DB: a.DB}.OpenDeliveries(ctx, e)
+	deliveries, err := a.Webhooks.OpenDeliveries(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -69,7 +90,7 @@ func (a *Events) Emit(ctx context.Context, in workflows.EmitInput) error {
 
 // EmitJob emits an event whose data is the job as its GET returns it now.
 func (a *Events) EmitJob(ctx context.Context, in workflows.EmitJobInput) error {
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+	job, err := a.Jobs.Get(ctx, in.JobID)
 	if err != nil {
 		return err
 	}
@@ -110,7 +131,7 @@ func (a *Events) jobFinished(ctx context.Context, job storage.Job, notifications
 // try again. The URL is checked again first (the rules may have tightened
 // since registration) and the connection is dialled through the guard.
 func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhookInput) (workflows.DeliverWebhookResult, error) {
-	hooks := storage.Webhooks{DB: a.DB}
+	hooks := a.Webhooks
 	d, err := hooks.Delivery(ctx, in.DeliveryID)
 	if err != nil {
 		return workflows.DeliverWebhookResult{}, err

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/uptrace/bun"
-
 	"parley/platform/i18n"
 	"parley/platform/problem"
 	"parley/rules/billing"
@@ -15,10 +13,54 @@ import (
 	"parley/workflows"
 )
 
+// JobRecords is the part of the job repository the bookkeeping
+// activities use.
+type JobRecords interface {
+	Get(ctx context.Context, id int64) (storage.Job, error)
+	Advance(ctx context.Context, id int64, from []string, to string) (bool, error)
+	Reopen(ctx context.Context, id int64) error
+	Finish(ctx context.Context, id int64, status, code, message string) error
+}
+
+// ChargeLedger posts a job's charges, all or none.
+type ChargeLedger interface {
+	PostAll(ctx context.Context, ms []storage.Movement) ([]storage.LedgerEntry, error)
+}
+
+// Outbox queues the notifications of a finished job.
+type Outbox interface {
+	Queue(ctx context.Context, j storage.Job) error
+}
+
+// PriceList is today's per-minute price of each job stage.
+type PriceList interface {
+	PerMinute(ctx context.Context) jobspec.PerMinute
+}
+
+// Reservations hold an admitted job's estimated charge against the balance.
+type Reservations interface {
+	Reserve(ctx context.Context, jobKind string, jobID int64, estimate billing.Micros) error
+}
+
+// JobUpdater writes columns of a job's row.
+type JobUpdater interface {
+	Update(ctx context.Context, j *storage.Job, columns ...string) error
+}
+
+// Repricing is what pricing a job again for its measured duration takes.
+type Repricing struct {
+	Prices       PriceList
+	Reservations Reservations
+	Jobs         JobUpdater
+}
+
 // Jobs are the bookkeeping activities shared by every job kind.
 type Jobs struct {
-	DB      *bun.DB
-	Catalog *i18n.Catalog
+	Jobs      JobRecords
+	Ledger    ChargeLedger
+	Outbox    Outbox
+	Repricing Repricing
+	Catalog   *i18n.Catalog
 	// Events raises the job's event and notifications once it is final.
 	Events *Events
 }
@@ -26,17 +68,16 @@ type Jobs struct {
 // Start moves a queued job to processing. A failed job is reopened: that
 // only happens when an operator resets its workflow to run it again.
 func (a *Jobs) Start(ctx context.Context, in workflows.JobInput) error {
-	jobs := storage.Jobs{DB: a.DB}
-	job, err := jobs.Get(ctx, in.JobID)
+	job, err := a.Jobs.Get(ctx, in.JobID)
 	if err != nil {
 		return err
 	}
 	switch job.Status {
 	case jobspec.Queued:
-		_, err = jobs.Advance(ctx, in.JobID, []string{jobspec.Queued}, jobspec.Processing)
+		_, err = a.Jobs.Advance(ctx, in.JobID, []string{jobspec.Queued}, jobspec.Processing)
 		return err
 	case jobspec.Failed:
-		return jobs.Reopen(ctx, in.JobID)
+		return a.Jobs.Reopen(ctx, in.JobID)
 	case jobspec.Done:
 		return refuse(a.Catalog, problem.Conflict, nil, fmt.Errorf("job %d is already done", in.JobID))
 	}
@@ -45,7 +86,7 @@ func (a *Jobs) Start(ctx context.Context, in workflows.JobInput) error {
 
 // SetStatus moves a job between non-final statuses.
 func (a *Jobs) SetStatus(ctx context.Context, in workflows.SetStatusInput) error {
-	_, err := storage.Jobs{DB: a.DB}.Advance(ctx, in.JobID, append(in.From, in.To), in.To)
+	_, err := a.Jobs.Advance(ctx, in.JobID, append(in.From, in.To), in.To)
 	return err
 }
 
@@ -53,7 +94,7 @@ func (a *Jobs) SetStatus(ctx context.Context, in workflows.SetStatusInput) error
 // ledger key is the job and stage), all or nothing, so a retried or replayed
 // activity never charges twice and a refused charge leaves none behind.
 func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+	job, err := a.Jobs.Get(ctx, in.JobID)
 	if err != nil {
 		return err
 	}
@@ -75,7 +116,7 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	_, err = storage.Ledger{DB: a.DB}.PostAll(ctx, ms)
+	_, err = a.Ledger.PostAll(ctx, ms)
 	var short *storage.InsufficientBalanceError
 	if errors.As(err, &short) {
 		return refuse(a.Catalog, problem.InsufficientBalance, short.Details(), err)
@@ -88,21 +129,21 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 // container that claims less than it holds is billed for what it holds, and
 // a balance that no longer covers it fails the job with nothing charged.
 func (a *Jobs) Reprice(ctx context.Context, in workflows.RepriceInput) error {
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+	job, err := a.Jobs.Get(ctx, in.JobID)
 	if err != nil {
 		return err
 	}
-	return reprice(ctx, a.DB, a.Catalog, &job, in.DurationSec)
+	return a.Repricing.reprice(ctx, a.Catalog, &job, in.DurationSec)
 }
 
 // reprice prices job's stages for seconds of media, reserves the total and
 // stores the duration and costs on the job.
-func reprice(ctx context.Context, db *bun.DB, catalog *i18n.Catalog, job *storage.Job, seconds float64) error {
+func (r Repricing) reprice(ctx context.Context, catalog *i18n.Catalog, job *storage.Job, seconds float64) error {
 	stages := jobspec.Stages(job.Kind, job.UseVoiceCleanup)
-	if err := jobspec.Price(&job.Costs, stages, seconds, storage.Prices{DB: db}.PerMinute(ctx)); err != nil {
+	if err := jobspec.Price(&job.Costs, stages, seconds, r.Prices.PerMinute(ctx)); err != nil {
 		return err
 	}
-	err := storage.Admissions{DB: db}.Reserve(ctx, job.Kind, job.ID, job.Costs.Total())
+	err := r.Reservations.Reserve(ctx, job.Kind, job.ID, job.Costs.Total())
 	var short *storage.InsufficientBalanceError
 	if errors.As(err, &short) {
 		return refuse(catalog, problem.InsufficientBalance, short.Details(), err)
@@ -111,7 +152,7 @@ func reprice(ctx context.Context, db *bun.DB, catalog *i18n.Catalog, job *storag
 		return err
 	}
 	job.DurationSec = &seconds
-	return storage.Jobs{DB: db}.Update(ctx, job, "duration_sec", "cost_micros", "cleanup_cost_micros", "burn_cost_micros")
+	return r.Jobs.Update(ctx, job, "duration_sec", "cost_micros", "cleanup_cost_micros", "burn_cost_micros")
 }
 
 // Finish ends a job as done (no code) or failed, and frees its admission.
@@ -123,7 +164,7 @@ func (a *Jobs) Finish(ctx context.Context, in workflows.FinishInput) error {
 			message = a.Catalog.English(in.Code, nil)
 		}
 	}
-	return storage.Jobs{DB: a.DB}.Finish(ctx, in.JobID, status, in.Code, message)
+	return a.Jobs.Finish(ctx, in.JobID, status, in.Code, message)
 }
 
 // Notify queues the completion notifications the job asked for (push
@@ -132,11 +173,11 @@ func (a *Jobs) Finish(ctx context.Context, in workflows.FinishInput) error {
 // single step after the final state, so they did not change: everything
 // after it runs in workflows of its own. Running it twice changes nothing.
 func (a *Jobs) Notify(ctx context.Context, in workflows.JobInput) error {
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+	job, err := a.Jobs.Get(ctx, in.JobID)
 	if err != nil {
 		return err
 	}
-	if err := (storage.Notifications{DB: a.DB}).Queue(ctx, job); err != nil {
+	if err := a.Outbox.Queue(ctx, job); err != nil {
 		return err
 	}
 	return a.Events.jobFinished(ctx, job, storage.NotificationEvent(job))

@@ -26,7 +26,11 @@ func jobsActivities(t *testing.T) (*Jobs, *bun.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Jobs{DB: db, Catalog: catalog}, db
+	store := storage.NewStore(db)
+	return &Jobs{
+		Jobs: store.Jobs, Ledger: store.Ledger, Outbox: store.Notifications,
+		Repricing: Repricing{Prices: store.Prices, Reservations: store.Admissions, Jobs: store.Jobs}, Catalog: catalog,
+	}, db
 }
 
 // admitted creates an admitted subtitle job with the given stage prices.
@@ -143,7 +147,8 @@ func TestStartAndFinish(t *testing.T) {
 func TestNotifyQueuesRequestedChannelsOnce(t *testing.T) {
 	a, db := jobsActivities(t)
 	temporal := testenv.Temporal(t)
-	a.Events = &Events{DB: db, Temporal: temporal, VideoURL: func(key string) string { return "https://media.test/" + key }}
+	store := storage.NewStore(db)
+	a.Events = &Events{Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: temporal, VideoURL: func(key string) string { return "https://media.test/" + key }}
 	ctx := context.Background()
 	j := admitted(t, db, 10_000, [3]billing.Micros{})
 	if err := a.Finish(ctx, workflows.FinishInput{JobID: j.ID, Code: problem.BurnFailed}); err != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
 	"parley/platform/i18n"
@@ -21,14 +20,23 @@ import (
 	"parley/workflows"
 )
 
+// MediaJobs is the part of the job repository the media activities use.
+type MediaJobs interface {
+	ProgressStore
+	Get(ctx context.Context, id int64) (storage.Job, error)
+	Update(ctx context.Context, j *storage.Job, columns ...string) error
+}
+
 // Media are the activities that fetch, probe and convert a job's media.
 type Media struct {
-	DB      *bun.DB
-	Objects ObjectStore
-	Tool    MediaTool
-	Cleaner media.Cleaner
-	Guard   netguard.Guard
-	Catalog *i18n.Catalog
+	Jobs MediaJobs
+	// Repricing prices a downloaded job for the media it turned out to be.
+	Repricing Repricing
+	Objects   ObjectStore
+	Tool      MediaTool
+	Cleaner   media.Cleaner
+	Guard     netguard.Guard
+	Catalog   *i18n.Catalog
 	// TempDir holds scratch files ("" = the system default).
 	TempDir string
 }
@@ -52,8 +60,7 @@ func (p *progressWriter) Write(b []byte) (int, error) {
 // an upload's admission), then stores it under the job's key.
 func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.DownloadResult, error) {
 	defer keepAlive(ctx)()
-	repo := storage.Jobs{DB: a.DB}
-	job, err := repo.Get(ctx, in.JobID)
+	job, err := a.Jobs.Get(ctx, in.JobID)
 	if err != nil {
 		return workflows.DownloadResult{}, err
 	}
@@ -89,7 +96,7 @@ func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.
 		return workflows.DownloadResult{}, err
 	}
 	job.MediaKey = &key
-	if err := repo.Update(ctx, &job, "media_key", "duration_sec", "cost_micros", "cleanup_cost_micros", "burn_cost_micros"); err != nil {
+	if err := a.Jobs.Update(ctx, &job, "media_key", "duration_sec", "cost_micros", "cleanup_cost_micros", "burn_cost_micros"); err != nil {
 		return workflows.DownloadResult{}, err
 	}
 	return workflows.DownloadResult{MediaKey: key, DurationSec: info.DurationSec}, nil
@@ -98,7 +105,7 @@ func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.
 // reserve prices every stage of the job for seconds of media and raises its
 // reservation to match; a balance that no longer covers it refuses the job.
 func (a *Media) reserve(ctx context.Context, job *storage.Job, seconds float64) error {
-	return reprice(ctx, a.DB, a.Catalog, job, seconds)
+	return a.Repricing.reprice(ctx, a.Catalog, job, seconds)
 }
 
 // refused turns a refusal of the job's media into a job failure with its
@@ -127,7 +134,7 @@ func (a *Media) downloadError(err error) error {
 // on arrival (upload) or download, so it is not probed again.
 func (a *Media) PrepareAudio(ctx context.Context, in workflows.PrepareAudioInput) (workflows.AudioResult, error) {
 	defer keepAlive(ctx)()
-	enterStage(ctx, a.DB, in.JobID, jobspec.Extracting, 0)
+	enterStage(ctx, a.Jobs, in.JobID, jobspec.Extracting, 0)
 	source, err := a.sourceKey(ctx, in.JobID, in.SourceKey)
 	if err != nil {
 		return workflows.AudioResult{}, err
@@ -164,7 +171,7 @@ func (a *Media) sourceKey(ctx context.Context, jobID int64, key string) (string,
 	if key != "" {
 		return key, nil
 	}
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, jobID)
+	job, err := a.Jobs.Get(ctx, jobID)
 	if err != nil {
 		return "", err
 	}
@@ -178,7 +185,7 @@ func (a *Media) sourceKey(ctx context.Context, jobID int64, key string) (string,
 // cleaned track, which both the engine and the burned video then use.
 func (a *Media) CleanAudio(ctx context.Context, in workflows.CleanAudioInput) (workflows.AudioResult, error) {
 	defer keepAlive(ctx)()
-	enterStage(ctx, a.DB, in.JobID, jobspec.Cleaning, 0)
+	enterStage(ctx, a.Jobs, in.JobID, jobspec.Cleaning, 0)
 	source, err := a.sourceKey(ctx, in.JobID, in.SourceKey)
 	if err != nil {
 		return workflows.AudioResult{}, err

@@ -5,11 +5,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
 	"parley/storage"
 )
+
+// ProgressStore records what a job's running step has done so far.
+type ProgressStore interface {
+	Progress(ctx context.Context, id int64, w storage.ProgressWrite) (bool, error)
+}
 
 // progressInterval is the least time between two progress writes of one
 // job by an activity: clients poll once a second at most, so more would be
@@ -29,9 +33,9 @@ func attempt(ctx context.Context) int {
 // works on, unmeasured. A failed write only costs the client a stale stage,
 // so it is logged, never the activity's failure.
 // burnRun, when not 0, ties the write to that burn run.
-func enterStage(ctx context.Context, db bun.IDB, jobID int64, stage string, burnRun int) {
+func enterStage(ctx context.Context, jobs ProgressStore, jobID int64, stage string, burnRun int) {
 	w := storage.ProgressWrite{Stage: stage, Attempt: attempt(ctx), BurnRun: burnRun}
-	if _, err := (storage.Jobs{DB: db}).Progress(ctx, jobID, w); err != nil {
+	if _, err := jobs.Progress(ctx, jobID, w); err != nil {
 		warnProgress(ctx, jobID, err)
 	}
 }
@@ -117,11 +121,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // progressOf is the throttled writer of one attempt's fraction of stage;
 // burnRun, when not 0, ties the writes to that burn run.
-func progressOf(ctx context.Context, db bun.IDB, jobID int64, stage string, burnRun int) *throttle {
+func progressOf(ctx context.Context, jobs ProgressStore, jobID int64, stage string, burnRun int) *throttle {
 	w := storage.ProgressWrite{Stage: stage, Attempt: attempt(ctx), BurnRun: burnRun}
 	return newThrottle(func(ctx context.Context, fraction float64) {
 		w.Fraction = &fraction
-		if _, err := (storage.Jobs{DB: db}).Progress(ctx, jobID, w); err != nil {
+		if _, err := jobs.Progress(ctx, jobID, w); err != nil {
 			warnProgress(ctx, jobID, err)
 		}
 	})

@@ -26,9 +26,24 @@ type Carrier interface {
 	FindAllSent(ctx context.Context, from, to, body string, since time.Time) ([]twilio.Message, error)
 }
 
+// SMSStore is the part of the SMS repository the SMS activities use.
+type SMSStore interface {
+	Message(ctx context.Context, id int64) (storage.SMSMessage, error)
+	StartAttempt(ctx context.Context, id int64, now time.Time) (storage.SMSMessage, error)
+	KnownSIDs(ctx context.Context, sids []string) (map[string]bool, error)
+	Accept(ctx context.Context, m storage.SMSMessage, sid string, charge storage.Movement) error
+	Fail(ctx context.Context, id int64, code, message string) error
+	ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (storage.SMSMessage, bool, error)
+	BatchMessageIDs(ctx context.Context, batchID int64, offset, limit int) ([]int64, error)
+	StartBatch(ctx context.Context, id int64) error
+	ConcludeBatch(ctx context.Context, id int64) (storage.SMSBatch, error)
+	BatchOwned(ctx context.Context, accountID string, id int64) (storage.SMSBatch, []storage.SMSMessage, error)
+	Unsettled(ctx context.Context, batchID, messageID int64) ([]storage.SMSMessage, error)
+}
+
 // SMS hands messages to the carrier and follows their delivery.
 type SMS struct {
-	Store   storage.SMS
+	Store   SMSStore
 	Carrier Carrier
 	// StatusCallback is where the carrier reports delivery.
 	StatusCallback string

@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/uptrace/bun"
-
 	"parley/platform/i18n"
 	"parley/platform/problem"
 	"parley/provider/media"
@@ -23,31 +21,24 @@ import (
 	"parley/workflows"
 )
 
+// SpeechJobs is the part of the job repository the speech activities use.
+type SpeechJobs interface {
+	ProgressStore
+	Get(ctx context.Context, id int64) (storage.Job, error)
+	Update(ctx context.Context, j *storage.Job, columns ...string) error
+	StartChunks(ctx context.Context, id int64, chunks int) (bool, error)
+	ChunkDone(ctx context.Context, id int64, chunk int) (bool, error)
+}
+
 // Speech runs the configured engine over a job's audio, whole or in chunks.
 type Speech struct {
-	DB      *bun.DB
+	Jobs    SpeechJobs
 	Objects ObjectStore
 	Engine  speech.Engine
 	Catalog *i18n.Catalog
 	TempDir string
 	// Split says which audio is cut into chunks, and how long they are.
 	Split chunking.Params
-}
-
-// Transcribe runs the engine and stores text, words and detected language on
-// the job (overwriting on retry). It heartbeats while the engine works.
-func (a *Speech) Transcribe(ctx context.Context, in workflows.TranscribeInput) (workflows.TranscribeResult, error) {
-	defer keepAlive(ctx)()
-	enterStage(ctx, a.DB, in.JobID, jobspec.Transcribing, 0)
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
-	if err != nil {
-		return workflows.TranscribeResult{}, err
-	}
-	t, err := a.run(ctx, in.JobID, in.AudioKey, job.LanguageRequested)
-	if err != nil {
-		return workflows.TranscribeResult{}, err
-	}
-	return a.store(ctx, in.JobID, t)
 }
 
 // run fetches audioKey and transcribes it in language.
@@ -76,8 +67,7 @@ func (a *Speech) run(ctx context.Context, jobID int64, audioKey, language string
 
 // store writes a transcript onto its job.
 func (a *Speech) store(ctx context.Context, jobID int64, t transcript.Transcript) (workflows.TranscribeResult, error) {
-	jobs := storage.Jobs{DB: a.DB}
-	job, err := jobs.Get(ctx, jobID)
+	job, err := a.Jobs.Get(ctx, jobID)
 	if err != nil {
 		return workflows.TranscribeResult{}, err
 	}
@@ -86,7 +76,7 @@ func (a *Speech) store(ctx context.Context, jobID int64, t transcript.Transcript
 	if job.DurationSec == nil && t.Duration > 0 {
 		job.DurationSec = &t.Duration
 	}
-	if err := jobs.Update(ctx, &job, "transcript_text", "words", "language_detected", "duration_sec"); err != nil {
+	if err := a.Jobs.Update(ctx, &job, "transcript_text", "words", "language_detected", "duration_sec"); err != nil {
 		return workflows.TranscribeResult{}, err
 	}
 	return workflows.TranscribeResult{Words: len(t.Words), Language: t.Language}, nil
@@ -100,19 +90,19 @@ func (a *Speech) store(ctx context.Context, jobID int64, t transcript.Transcript
 // (TranscribeChunk marks each).
 func (a *Speech) SplitAudio(ctx context.Context, in workflows.SplitAudioInput) (workflows.SplitResult, error) {
 	defer keepAlive(ctx)()
-	enterStage(ctx, a.DB, in.JobID, jobspec.Transcribing, 0)
+	enterStage(ctx, a.Jobs, in.JobID, jobspec.Transcribing, 0)
 	plan, err := a.splitAudio(ctx, in)
 	if err != nil {
 		return plan, err
 	}
-	if _, err := (storage.Jobs{DB: a.DB}).StartChunks(ctx, in.JobID, len(plan.Chunks)); err != nil {
+	if _, err := a.Jobs.StartChunks(ctx, in.JobID, len(plan.Chunks)); err != nil {
 		warnProgress(ctx, in.JobID, err)
 	}
 	return plan, nil
 }
 
 func (a *Speech) splitAudio(ctx context.Context, in workflows.SplitAudioInput) (workflows.SplitResult, error) {
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+	job, err := a.Jobs.Get(ctx, in.JobID)
 	if err != nil {
 		return workflows.SplitResult{}, err
 	}
@@ -218,7 +208,7 @@ func (a *Speech) TranscribeChunk(ctx context.Context, in workflows.TranscribeChu
 	if _, err := a.Objects.Put(ctx, key, bytes.NewReader(body), int64(len(body)), "application/json"); err != nil {
 		return workflows.ChunkResult{}, err
 	}
-	if _, err := (storage.Jobs{DB: a.DB}).ChunkDone(ctx, in.JobID, in.Chunk.Index); err != nil {
+	if _, err := a.Jobs.ChunkDone(ctx, in.JobID, in.Chunk.Index); err != nil {
 		warnProgress(ctx, in.JobID, err)
 	}
 	return workflows.ChunkResult{TranscriptKey: key, Language: t.Language, Words: len(t.Words)}, nil
@@ -229,7 +219,7 @@ func (a *Speech) TranscribeChunk(ctx context.Context, in workflows.TranscribeChu
 // stored, so running it again writes the same transcript.
 func (a *Speech) MergeChunks(ctx context.Context, in workflows.MergeChunksInput) (workflows.TranscribeResult, error) {
 	defer keepAlive(ctx)()
-	enterStage(ctx, a.DB, in.JobID, jobspec.Merging, 0)
+	enterStage(ctx, a.Jobs, in.JobID, jobspec.Merging, 0)
 	parts := make([]chunking.Part, len(in.Chunks))
 	for i, c := range in.Chunks {
 		parts[i].Span = chunking.Span{Start: c.StartSec, End: c.EndSec}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
 	"parley/platform/i18n"
@@ -19,12 +18,28 @@ import (
 	"parley/workflows"
 )
 
+// SubtitleJobs is the part of the job repository the subtitle activities
+// use.
+type SubtitleJobs interface {
+	ProgressStore
+	Get(ctx context.Context, id int64) (storage.Job, error)
+	Update(ctx context.Context, j *storage.Job, columns ...string) error
+	EndReburn(ctx context.Context, id int64, code, message string) error
+}
+
+// CaptionVersions are the stored versions of a job's SRT.
+type CaptionVersions interface {
+	SaveGenerated(ctx context.Context, jobID int64, srt string) error
+	Latest(ctx context.Context, jobID int64) (storage.SubtitleVersion, error)
+}
+
 // Subtitles build, burn and publish a subtitle job's captions.
 type Subtitles struct {
-	DB      *bun.DB
-	Objects ObjectStore
-	Tool    MediaTool
-	Catalog *i18n.Catalog
+	Jobs     SubtitleJobs
+	Versions CaptionVersions
+	Objects  ObjectStore
+	Tool     MediaTool
+	Catalog  *i18n.Catalog
 	// FontAvailable reports whether a font family is installed.
 	FontAvailable func(ctx context.Context, family string) bool
 	TempDir       string
@@ -34,7 +49,7 @@ type Subtitles struct {
 // 1, once they pass the same rules as an edited SRT: nothing is stored that
 // a client could not have saved.
 func (a *Subtitles) BuildSRT(ctx context.Context, in workflows.JobInput) error {
-	job, err := storage.Jobs{DB: a.DB}.Get(ctx, in.JobID)
+	job, err := a.Jobs.Get(ctx, in.JobID)
 	if err != nil {
 		return err
 	}
@@ -43,7 +58,7 @@ func (a *Subtitles) BuildSRT(ctx context.Context, in workflows.JobInput) error {
 	if _, err := subtitles.ParseSRT(srt, duration); err != nil && !isNoCues(err) {
 		return refuse(a.Catalog, problem.Internal, nil, fmt.Errorf("generated captions of job %d break the SRT rules: %w", job.ID, err))
 	}
-	return storage.SubtitleVersions{DB: a.DB}.SaveGenerated(ctx, job.ID, srt)
+	return a.Versions.SaveGenerated(ctx, job.ID, srt)
 }
 
 // clampCues ends captions with the media (the decoded audio can outlast the
@@ -76,15 +91,14 @@ func isNoCues(err error) bool {
 // writing the run's own object so an earlier output stays valid meanwhile.
 func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows.BurnResult, error) {
 	defer keepAlive(ctx)()
-	jobs := storage.Jobs{DB: a.DB}
-	job, err := jobs.Get(ctx, in.JobID)
+	job, err := a.Jobs.Get(ctx, in.JobID)
 	if err != nil {
 		return workflows.BurnResult{}, err
 	}
 	// This attempt is a new run of the burn: its fraction starts again.
-	enterStage(ctx, a.DB, job.ID, jobspec.Burning, in.Run)
-	progress := progressOf(ctx, a.DB, job.ID, jobspec.Burning, in.Run)
-	version, err := storage.SubtitleVersions{DB: a.DB}.Latest(ctx, job.ID)
+	enterStage(ctx, a.Jobs, job.ID, jobspec.Burning, in.Run)
+	progress := progressOf(ctx, a.Jobs, job.ID, jobspec.Burning, in.Run)
+	version, err := a.Versions.Latest(ctx, job.ID)
 	if err != nil {
 		return workflows.BurnResult{}, fmt.Errorf("current srt of job %d: %w", job.ID, err)
 	}
@@ -168,13 +182,13 @@ func (a *Subtitles) style(ctx context.Context, job *storage.Job) (subtitles.Styl
 	note := fmt.Sprintf("font %q is not installed; captions use %q", resolved.Font, subtitles.DefaultFont)
 	style.Font = subtitles.DefaultFont
 	job.StyleNote = &note
-	return style, storage.Jobs{DB: a.DB}.Update(ctx, job, "style_note")
+	return style, a.Jobs.Update(ctx, job, "style_note")
 }
 
 // Publish makes a finished burn run the job's output video.
 func (a *Subtitles) Publish(ctx context.Context, in workflows.PublishInput) error {
 	job := storage.Job{ID: in.JobID, OutputKey: &in.OutputKey}
-	return storage.Jobs{DB: a.DB}.Update(ctx, &job, "output_key")
+	return a.Jobs.Update(ctx, &job, "output_key")
 }
 
 // ReburnFailed returns the job to done with its previous video and records
@@ -184,5 +198,5 @@ func (a *Subtitles) ReburnFailed(ctx context.Context, in workflows.ReburnFailedI
 	if message == "" {
 		message = a.Catalog.English(in.Code, nil)
 	}
-	return storage.Jobs{DB: a.DB}.EndReburn(ctx, in.JobID, in.Code, message)
+	return a.Jobs.EndReburn(ctx, in.JobID, in.Code, message)
 }

@@ -20,7 +20,7 @@ import (
 func TestStyleFontFallback(t *testing.T) {
 	jobs, db := jobsActivities(t)
 	installed := map[string]bool{subtitles.DefaultFont: true, "Noto Sans": true}
-	a := &Subtitles{DB: db, Catalog: jobs.Catalog, FontAvailable: func(_ context.Context, f string) bool { return installed[f] }}
+	a := &Subtitles{Jobs: storage.Jobs{DB: db}, Versions: storage.SubtitleVersions{DB: db}, Catalog: jobs.Catalog, FontAvailable: func(_ context.Context, f string) bool { return installed[f] }}
 	for _, tc := range []struct {
 		style, wantFont string
 		noted           bool
@@ -50,7 +50,7 @@ func TestStyleFontFallback(t *testing.T) {
 
 func TestBuildSRTEndsWithTheMedia(t *testing.T) {
 	jobs, db := jobsActivities(t)
-	a := &Subtitles{DB: db, Catalog: jobs.Catalog}
+	a := &Subtitles{Jobs: storage.Jobs{DB: db}, Versions: storage.SubtitleVersions{DB: db}, Catalog: jobs.Catalog}
 	j := admitted(t, db, billing.MicrosPerUSD, [3]billing.Micros{})
 	d := 2.0
 	j.DurationSec = &d

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 
 	"parley/storage"
@@ -17,10 +16,15 @@ type UploadObjects interface {
 	RemoveAll(ctx context.Context, keys []string) error
 }
 
+// UploadReferences tells which uploads a job names.
+type UploadReferences interface {
+	Referenced(ctx context.Context, keys []string) (map[string]bool, error)
+}
+
 // Uploads is the activity of the upload sweep.
 type Uploads struct {
-	DB      *bun.DB
-	Objects UploadObjects
+	References UploadReferences
+	Objects    UploadObjects
 }
 
 // SweepPage lists one page of uploads and removes those stored before the
@@ -44,7 +48,7 @@ func (a *Uploads) SweepPage(ctx context.Context, in workflows.UploadSweepPageInp
 			old = append(old, o.Key)
 		}
 	}
-	referenced, err := storage.Uploads{DB: a.DB}.Referenced(ctx, old)
+	referenced, err := a.References.Referenced(ctx, old)
 	if err != nil {
 		return res, err
 	}

@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 	"golang.org/x/sync/errgroup"
 
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/platform/problem"
 	"parley/provider/elevenlabs"
@@ -30,12 +30,43 @@ type VoiceProvider interface {
 	GetConversation(ctx context.Context, id string) (elevenlabs.Detail, error)
 }
 
+// VoiceAgentStore holds the mapped agents and their sync marks.
+type VoiceAgentStore interface {
+	List(ctx context.Context, accountID string) ([]storage.VoiceAgent, error)
+	Get(ctx context.Context, agentID string) (storage.VoiceAgent, error)
+	AdvanceMark(ctx context.Context, agentID string, until time.Time) error
+}
+
+// ConversationStore holds the ingested conversations.
+type ConversationStore interface {
+	Settled(ctx context.Context, providerIDs []string) (map[string]bool, error)
+	Unsettled(ctx context.Context, agentID string, since time.Time, limit int) ([]string, error)
+	ByProviderID(ctx context.Context, providerID string) (storage.Conversation, error)
+	Upsert(ctx context.Context, c *storage.Conversation) error
+	Get(ctx context.Context, id int64) (storage.Conversation, error)
+	MarkCharged(ctx context.Context, id int64) error
+}
+
+// VoicePrices gives the price of one item.
+type VoicePrices interface {
+	Get(ctx context.Context, item string) (billing.Micros, error)
+}
+
+// ConversationLedger posts one charge.
+type ConversationLedger interface {
+	Post(ctx context.Context, m storage.Movement) (model.LedgerEntry, error)
+}
+
 // Voice are the activities of the voice sync and of one conversation's
 // ingest. Each is idempotent: rows are upserted by provider id, the charge
 // carries the ledger key (conversation, voice_minute), the event is unique
 // per (type, subject), and a duplicate workflow start joins the running one.
 type Voice struct {
-	DB *bun.DB
+	VoiceAgents   VoiceAgentStore
+	Conversations ConversationStore
+	// Prices gives the price of a voice minute; Ledger takes the charge.
+	Prices VoicePrices
+	Ledger ConversationLedger
 	// Provider is nil when no provider is configured.
 	Provider VoiceProvider
 	Temporal workflows.Starter
@@ -64,7 +95,7 @@ func (a *Voice) provider() (VoiceProvider, error) {
 
 // Agents lists every mapped agent with where its walk starts.
 func (a *Voice) Agents(ctx context.Context) ([]workflows.AgentWindow, error) {
-	agents, err := storage.VoiceAgents{DB: a.DB}.List(ctx, "")
+	agents, err := a.VoiceAgents.List(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +117,7 @@ func (a *Voice) SyncPage(ctx context.Context, in workflows.VoiceSyncPageInput) (
 	if err != nil {
 		return res, err
 	}
-	agent, err := storage.VoiceAgents{DB: a.DB}.Get(ctx, in.AgentID)
+	agent, err := a.VoiceAgents.Get(ctx, in.AgentID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return res, nil // unmapped since the sync began: its walk ends here
 	}
@@ -107,7 +138,7 @@ func (a *Voice) SyncPage(ctx context.Context, in workflows.VoiceSyncPageInput) (
 			ids = append(ids, s.ConversationID)
 		}
 	}
-	settled, err := storage.Conversations{DB: a.DB}.Settled(ctx, ids)
+	settled, err := a.Conversations.Settled(ctx, ids)
 	if err != nil {
 		return res, err
 	}
@@ -144,8 +175,7 @@ func (a *Voice) SyncPage(ctx context.Context, in workflows.VoiceSyncPageInput) (
 // longer shows calls that started before it).
 func (a *Voice) FinishAgent(ctx context.Context, in workflows.VoiceFinishAgentInput) (workflows.VoiceFinishAgentResult, error) {
 	var res workflows.VoiceFinishAgentResult
-	agents := storage.VoiceAgents{DB: a.DB}
-	agent, err := agents.Get(ctx, in.AgentID)
+	agent, err := a.VoiceAgents.Get(ctx, in.AgentID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return res, nil
 	}
@@ -153,11 +183,11 @@ func (a *Voice) FinishAgent(ctx context.Context, in workflows.VoiceFinishAgentIn
 		return res, err
 	}
 	if !in.Newest.IsZero() {
-		if err := agents.AdvanceMark(ctx, in.AgentID, in.Newest); err != nil {
+		if err := a.VoiceAgents.AdvanceMark(ctx, in.AgentID, in.Newest); err != nil {
 			return res, err
 		}
 	}
-	ids, err := storage.Conversations{DB: a.DB}.Unsettled(ctx, in.AgentID, a.now().Add(-voice.AnalysisWait), voice.MaxRevisits)
+	ids, err := a.Conversations.Unsettled(ctx, in.AgentID, a.now().Add(-voice.AnalysisWait), voice.MaxRevisits)
 	if err != nil {
 		return res, err
 	}
@@ -216,7 +246,7 @@ func (a *Voice) Ingest(ctx context.Context, in workflows.ConversationInput) (wor
 	if err != nil {
 		return res, fmt.Errorf("fetch conversation %s: %w", in.ProviderID, err)
 	}
-	agent, err := storage.VoiceAgents{DB: a.DB}.Get(ctx, d.AgentID)
+	agent, err := a.VoiceAgents.Get(ctx, d.AgentID)
 	if errors.Is(err, storage.ErrNotFound) {
 		activity.GetLogger(ctx).Info("conversation of an unmapped agent: not stored", "ConversationID", in.ProviderID, "AgentID", d.AgentID)
 		return res, nil
@@ -234,16 +264,16 @@ func (a *Voice) Ingest(ctx context.Context, in workflows.ConversationInput) (wor
 		// Neither the detail nor a listing named the agent (a webhook
 		// ingest): keep a name a listing stored, else use the operator's.
 		name = agent.Name
-		if stored, err := (storage.Conversations{DB: a.DB}).ByProviderID(ctx, in.ProviderID); err == nil && stored.AgentName != "" {
+		if stored, err := a.Conversations.ByProviderID(ctx, in.ProviderID); err == nil && stored.AgentName != "" {
 			name = stored.AgentName
 		}
 	}
-	perMinute, err := storage.Prices{DB: a.DB}.Get(ctx, billing.ItemVoiceMinute)
+	perMinute, err := a.Prices.Get(ctx, billing.ItemVoiceMinute)
 	if err != nil {
 		return res, err
 	}
 	row := voice.Record(d, agent.AccountID, name, perMinute)
-	if err := (storage.Conversations{DB: a.DB}).Upsert(ctx, &row); err != nil {
+	if err := a.Conversations.Upsert(ctx, &row); err != nil {
 		return res, err
 	}
 	return workflows.ConversationIngestResult{Stored: true, ConversationID: row.ID, HasAnalysis: row.HasAnalysis}, nil
@@ -253,7 +283,7 @@ func (a *Voice) Ingest(ctx context.Context, in workflows.ConversationInput) (wor
 // stored, with the conversation as GET /conversations/{id} shows it;
 // emitting it again keeps the first event.
 func (a *Voice) Ready(ctx context.Context, in workflows.ConversationRef) error {
-	c, err := storage.Conversations{DB: a.DB}.Get(ctx, in.ConversationID)
+	c, err := a.Conversations.Get(ctx, in.ConversationID)
 	if err != nil {
 		return err
 	}
@@ -275,8 +305,7 @@ func (a *Voice) Ready(ctx context.Context, in workflows.ConversationRef) error {
 // activity fails and is retried, so a top-up within the retry window is
 // charged.
 func (a *Voice) Charge(ctx context.Context, in workflows.ConversationRef) error {
-	conversations := storage.Conversations{DB: a.DB}
-	c, err := conversations.Get(ctx, in.ConversationID)
+	c, err := a.Conversations.Get(ctx, in.ConversationID)
 	if err != nil {
 		return err
 	}
@@ -284,7 +313,7 @@ func (a *Voice) Charge(ctx context.Context, in workflows.ConversationRef) error 
 		return nil
 	}
 	if *c.CostMicros > 0 {
-		_, err := storage.Ledger{DB: a.DB}.Post(ctx, storage.Movement{
+		_, err := a.Ledger.Post(ctx, storage.Movement{
 			AccountID: c.AccountID, Kind: storage.KindCharge, Service: billing.ServiceVoiceMinute, Amount: *c.CostMicros,
 			Key:     billing.ChargeKey(workflows.ConversationKind, c.ID, billing.ServiceVoiceMinute),
 			JobKind: workflows.ConversationKind, JobID: c.ID, Stage: billing.ServiceVoiceMinute,
@@ -293,5 +322,5 @@ func (a *Voice) Charge(ctx context.Context, in workflows.ConversationRef) error 
 			return fmt.Errorf("charge conversation %d: %w", c.ID, err)
 		}
 	}
-	return conversations.MarkCharged(ctx, c.ID)
+	return a.Conversations.MarkCharged(ctx, c.ID)
 }

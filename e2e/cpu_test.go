@@ -12,14 +12,14 @@ import (
 	"parley/workflows"
 )
 
-// A worker runs at most PARLEY_CPU_CONCURRENCY CPU-bound activities at
+// A worker runs at most PARLEY_SLOTS_CPU CPU-bound activities at
 // once, whichever jobs they belong to: with one slot, a subtitle job's
 // ffmpeg steps and a split transcription's chunks run strictly one after
 // another, on the CPU queue, while everything else stays on the job queue.
 func TestCPUBoundActivitiesNeverExceedTheWorkersSlots(t *testing.T) {
 	p := startPlatform(t, options{noWorker: true})
 	_, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD})
-	startWorker(t, "PARLEY_CPU_CONCURRENCY=1", "PARLEY_SPLIT_ABOVE=20s", "PARLEY_CHUNK_LENGTH=10s")
+	startWorker(t, "PARLEY_SLOTS_CPU=1", "PARLEY_SPLIT_ABOVE=20s", "PARLEY_CHUNK_LENGTH=10s")
 	audio, _, _ := pausedSpeech(t, "forty-five-seconds.wav", 45)
 
 	subtitles := createSubJob(t, p, key.Secret, subtitleVideo(t, true), "language", "en", "use_voice_cleanup", "true")

@@ -90,7 +90,7 @@ type options struct {
 	// channels configures the worker's notification channels; nil leaves
 	// every channel unconfigured (notifications are skipped).
 	channels func(*notify.Notifier)
-	// jobActivities replaces the job queue's slots (PARLEY_WORKER_ACTIVITIES).
+	// jobActivities replaces the job queue's slots (PARLEY_SLOTS_JOBS).
 	jobActivities int
 	// consoleSMTP is the SMTP server the web console mails sign-in links
 	// through; empty: the console has no mail (console_platform_test.go).
@@ -116,7 +116,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		p.cfg.WebhookRetries = o.retries
 	}
 	if o.jobActivities > 0 {
-		p.cfg.WorkerActivities = o.jobActivities
+		p.cfg.SlotsJobs = o.jobActivities
 	}
 	catalog, err := i18n.Load()
 	if err != nil {
@@ -141,7 +141,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		Config: p.cfg, Store: store, Objects: p.objects, Temporal: p.temporal, Media: tool,
 		Catalog: catalog, Log: testenv.Logger(), Now: o.now,
 	}
-	voiceActs := &activities.Voice{DB: p.db, Temporal: p.temporal, Backfill: p.cfg.VoiceBackfill, Catalog: catalog}
+	voiceActs := &activities.Voice{VoiceAgents: store.VoiceAgents, Conversations: store.Conversations, Prices: store.Prices, Ledger: store.Ledger, Temporal: p.temporal, Backfill: p.cfg.VoiceBackfill, Catalog: catalog}
 	if voiceClient != nil {
 		wd.VoiceProvider, voiceActs.Provider = voiceClient, voiceClient
 	}
@@ -169,7 +169,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
 		links := medialink.NewSigner(p.cfg.MediaSecret, p.cfg.MediaLinkTTL)
 		p.events = &activities.Events{
-			DB: p.db, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
+			Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
 			VideoURL: func(key string) string { return p.cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 		}
 		notifier := wiring.Notifier(store, catalog, "", p.cfg.BaseURL)
@@ -177,23 +177,27 @@ func startPlatform(t testing.TB, o options) *platform {
 			o.channels(notifier)
 		}
 		voiceActs.Events = p.events
+		repricing := activities.Repricing{Prices: store.Prices, Reservations: store.Admissions, Jobs: store.Jobs}
 		acts := worker.Activities{
-			Jobs:  &activities.Jobs{DB: p.db, Catalog: catalog, Events: p.events},
-			Media: &activities.Media{DB: p.db, Objects: p.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
-			Speech: &activities.Speech{DB: p.db, Objects: p.objects, Engine: engine, Catalog: catalog,
+			Jobs: &activities.Jobs{Jobs: store.Jobs, Ledger: store.Ledger, Outbox: store.Notifications, Repricing: repricing,
+				Catalog: catalog, Events: p.events},
+			Media: &activities.Media{Jobs: store.Jobs, Repricing: repricing, Objects: p.objects, Tool: tool,
+				Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
+			Speech: &activities.Speech{Jobs: store.Jobs, Objects: p.objects, Engine: engine, Catalog: catalog,
 				Split: chunking.Params{Above: p.cfg.SplitAbove.Seconds(), Length: p.cfg.ChunkLength.Seconds()}},
-			Subtitles: &activities.Subtitles{DB: p.db, Objects: p.objects, Tool: tool, Catalog: catalog, FontAvailable: media.FontAvailable},
-			Voice:     voiceActs,
-			Events:    p.events,
-			Notify:    &activities.Notify{Notifier: notifier},
-			Uploads:   &activities.Uploads{DB: p.db, Objects: p.objects},
+			Subtitles: &activities.Subtitles{Jobs: store.Jobs, Versions: store.Versions, Objects: p.objects, Tool: tool, Catalog: catalog,
+				FontAvailable: media.FontAvailable},
+			Voice:   voiceActs,
+			Events:  p.events,
+			Notify:  &activities.Notify{Notifier: notifier},
+			Uploads: &activities.Uploads{References: store.Uploads, Objects: p.objects},
 		}
 		if o.sms {
 			carrier, err := twilio.NewClient(twilio.Config{BaseURL: p.cfg.TwilioBaseURL, AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken})
 			if err != nil {
 				t.Fatal(err)
 			}
-			acts.SMS = &activities.SMS{Store: storage.SMS{DB: p.db}, Carrier: carrier,
+			acts.SMS = &activities.SMS{Store: store.SMS, Carrier: carrier,
 				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Events: p.events, Now: time.Now}
 		}
 		p.worker = worker.New(p.temporal, acts, worker.LimitsOf(p.cfg))

@@ -207,7 +207,7 @@ func TestSplitAcrossWorkersSurvivesAKill(t *testing.T) {
 	audio, reference, pauses := pausedSpeech(t, "ninety-seconds.wav", 90)
 	// Ten-second chunks, one at a time per worker: both workers must take
 	// chunks, and each runs several.
-	env := []string{"PARLEY_SPLIT_ABOVE=20s", "PARLEY_CHUNK_LENGTH=10s", "PARLEY_CPU_CONCURRENCY=1"}
+	env := []string{"PARLEY_SPLIT_ABOVE=20s", "PARLEY_CHUNK_LENGTH=10s", "PARLEY_SLOTS_CPU=1"}
 	first, second := startWorker(t, env...), startWorker(t, env...)
 	identity := func(w *exec.Cmd) string { return fmt.Sprintf("%d@", w.Process.Pid) }
 

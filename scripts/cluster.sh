@@ -306,7 +306,7 @@ write_env() {
 		# PARLEY_URL_ALLOW_CIDRS for webhooks to loopback receivers).
 		local v
 		for v in PARLEY_LOG_LEVEL PARLEY_URL_ALLOW_CIDRS PARLEY_WEBHOOK_RETRIES PARLEY_SMS_REFRESH_INTERVAL \
-			PARLEY_SMS_DAILY_QUOTAS PARLEY_CPU_CONCURRENCY PARLEY_WORKER_ACTIVITIES PARLEY_SPLIT_ABOVE PARLEY_CHUNK_LENGTH; do
+			PARLEY_SMS_DAILY_QUOTAS PARLEY_SLOTS_CPU PARLEY_SLOTS_JOBS PARLEY_SPLIT_ABOVE PARLEY_CHUNK_LENGTH; do
 			[[ -n ${!v:-} ]] && echo "export $v=$(quote "${!v}")"
 		done
 	} >"$tmp"
@@ -615,8 +615,8 @@ start_parley() { # start_parley NAME
 	worker1 | worker2)
 		# Two workers on one machine share its cores: each takes half the
 		# CPU slots unless the operator says otherwise.
-		local cpu=${PARLEY_CPU_CONCURRENCY:-$((($(nproc) + 1) / 2))}
-		parley_env spawn "$name" PARLEY_CPU_CONCURRENCY="$cpu" -- "$PARLEY" worker
+		local cpu=${PARLEY_SLOTS_CPU:-$((($(nproc) + 1) / 2))}
+		parley_env spawn "$name" PARLEY_SLOTS_CPU="$cpu" -- "$PARLEY" worker
 		wait_until "$name" worker_polling "$name"
 		;;
 	carrier)

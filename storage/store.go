@@ -28,6 +28,7 @@ type Store struct {
 	Notifications Notifications
 	Settings      Settings
 	Console       ConsoleAuth
+	Uploads       Uploads
 }
 
 // NewStore builds the repositories over db.
@@ -40,6 +41,7 @@ func NewStore(db *bun.DB) Store {
 		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db}, Notifications: Notifications{DB: db},
 		Settings: Settings{DB: db},
 		Console:  ConsoleAuth{DB: db},
+		Uploads:  Uploads{DB: db},
 	}
 }
 

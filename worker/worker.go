@@ -37,78 +37,96 @@ type Limits struct {
 	CPU int
 	// Speech bounds the chunks sent to a hosted engine at once.
 	Speech int
-	// SMS is for sends, which wait on the carrier.
-	SMS int
+	// Messages is for SMS sends, which wait on the carrier.
+	Messages int
 	// Voice is for the voice sync and conversation ingests: provider calls,
 	// upserts and workflow starts, network-bound, so many at once.
 	Voice int
 	// Events is for webhook attempts and notification sends, which wait on
-	// other people's servers (see config.EventActivities for the default).
+	// other people's servers (see config.SlotsEvents for the default).
 	Events int
 }
 
 // LimitsOf returns the limits cfg sets.
 func LimitsOf(cfg config.Config) Limits {
 	return Limits{
-		Jobs: cfg.WorkerActivities, CPU: cfg.CPUConcurrency, Speech: cfg.SpeechConcurrency,
-		SMS: cfg.SMSActivities, Voice: cfg.VoiceActivities, Events: cfg.EventActivities,
+		Jobs: cfg.SlotsJobs, CPU: cfg.SlotsCPU, Speech: cfg.SlotsSpeech,
+		Messages: cfg.SlotsMessages, Voice: cfg.SlotsVoice, Events: cfg.SlotsEvents,
 	}
 }
 
 // Workers are a process's workers, one per task queue.
 type Workers []sdkworker.Worker
 
-// New returns the workers of a process: job workflows and their network and
-// database activities on workflows.TaskQueue, ffmpeg and the offline
-// engine on workflows.CPUTaskQueue, a hosted engine's chunks on
+// New returns the workers of a process, one per task queue (Queues): job
+// workflows and their network and database activities on
+// workflows.TaskQueue, ffmpeg and the offline engine on
+// workflows.CPUTaskQueue, a hosted engine's chunks on
 // workflows.SpeechTaskQueue, webhook deliveries and notifications on
 // workflows.EventsTaskQueue, voice-agent conversations on
 // workflows.VoiceTaskQueue and, when a carrier is configured, messages on
-// workflows.SMSTaskQueue.
+// workflows.SMSTaskQueue. workflows.Catalogue lists what each one serves.
 func New(c client.Client, acts Activities, limits Limits) Workers {
-	jobs := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Jobs})
-	registerJobs(jobs, acts)
-	// Deliveries and notifications started before they moved to
-	// EventsTaskQueue stay on this queue until they end (a delivery's
-	// retries span about 28 hours), and their next workflow and activity
-	// tasks are only ever dispatched here: without these registrations they
-	// would stall after a deploy. Drop them once
-	// `temporal workflow list --query "TaskQueue = 'parley-jobs' AND
-	// WorkflowType IN ('WebhookDeliveryWorkflow', 'NotifyWorkflow') AND
-	// ExecutionStatus = 'Running'"` lists none.
-	registerEvents(jobs, acts)
-	events := sdkworker.New(c, workflows.EventsTaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Events})
-	registerEvents(events, acts)
-	// A worker never shares slots between queues: the SDK holds a slot for
-	// the whole of each long poll, so pollers of an idle queue would hold
-	// the slots another queue's tasks wait for.
-	cpu := sdkworker.New(c, workflows.CPUTaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: limits.CPU,
-		DisableWorkflowWorker:              true,
-	})
-	registerActivities(cpu, cpuActivities(acts))
-	speech := sdkworker.New(c, workflows.SpeechTaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: limits.Speech,
-		DisableWorkflowWorker:              true,
-	})
-	speech.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
-	voice := sdkworker.New(c, workflows.VoiceTaskQueue, sdkworker.Options{
-		// An ingest's steps run as local activities
-		// (workflows.ConversationWorkflow): the same bound applies to them.
-		MaxConcurrentActivityExecutionSize: limits.Voice, MaxConcurrentLocalActivityExecutionSize: limits.Voice,
-	})
-	registerVoice(voice, acts.Voice)
-	ws := Workers{jobs, cpu, speech, events, voice}
-	if acts.SMS != nil {
-		sms := sdkworker.New(c, workflows.SMSTaskQueue, sdkworker.Options{
-			// A batch's sends run as local activities (workflows.smsLocalSend):
-			// the same bound applies to them.
-			MaxConcurrentActivityExecutionSize: limits.SMS, MaxConcurrentLocalActivityExecutionSize: limits.SMS,
-		})
-		registerSMS(sms, acts.SMS)
-		ws = append(ws, sms)
+	var ws Workers
+	for _, queue := range Queues(acts) {
+		w := sdkworker.New(c, queue, optionsOf(queue, limits))
+		serve(w, queue, acts)
+		ws = append(ws, w)
 	}
 	return ws
+}
+
+// Queues are the task queues a process polls: all of them, the SMS queue
+// only when a carrier is configured.
+func Queues(acts Activities) []string {
+	qs := []string{workflows.TaskQueue, workflows.CPUTaskQueue, workflows.SpeechTaskQueue, workflows.EventsTaskQueue, workflows.VoiceTaskQueue}
+	if acts.SMS != nil {
+		qs = append(qs, workflows.SMSTaskQueue)
+	}
+	return qs
+}
+
+// optionsOf returns the options of queue's worker. A worker never shares
+// slots between queues: the SDK holds a slot for the whole of each long
+// poll, so pollers of an idle queue would hold the slots another queue's
+// tasks wait for.
+func optionsOf(queue string, limits Limits) sdkworker.Options {
+	switch queue {
+	case workflows.CPUTaskQueue:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.CPU, DisableWorkflowWorker: true}
+	case workflows.SpeechTaskQueue:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Speech, DisableWorkflowWorker: true}
+	case workflows.EventsTaskQueue:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Events}
+	case workflows.VoiceTaskQueue:
+		// An ingest's steps run as local activities
+		// (workflows.ConversationWorkflow): the same bound applies to them.
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Voice, MaxConcurrentLocalActivityExecutionSize: limits.Voice}
+	case workflows.SMSTaskQueue:
+		// A batch's sends run as local activities (workflows.smsLocalSend):
+		// the same bound applies to them.
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Messages, MaxConcurrentLocalActivityExecutionSize: limits.Messages}
+	default:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Jobs}
+	}
+}
+
+// serve registers on r what the worker of queue serves.
+func serve(r Registry, queue string, acts Activities) {
+	switch queue {
+	case workflows.TaskQueue:
+		registerJobs(r, acts)
+	case workflows.EventsTaskQueue:
+		registerEvents(r, acts)
+	case workflows.CPUTaskQueue:
+		registerActivities(r, cpuActivities(acts))
+	case workflows.SpeechTaskQueue:
+		r.RegisterActivityWithOptions(acts.Speech.TranscribeChunk, activity.RegisterOptions{Name: workflows.ActTranscribeChunk})
+	case workflows.VoiceTaskQueue:
+		registerVoice(r, acts.Voice)
+	case workflows.SMSTaskQueue:
+		registerSMS(r, acts.SMS)
+	}
 }
 
 // Start starts every worker; on an error the ones started are stopped.
@@ -178,6 +196,7 @@ func registerSMSWorkflows(r WorkflowRegistry) {
 // serves every queue).
 func Register(r Registry, acts Activities) {
 	registerJobs(r, acts)
+	registerActivities(r, cpuActivities(acts))
 	registerEvents(r, acts)
 	if acts.SMS == nil {
 		acts.SMS = &activities.SMS{}
@@ -186,10 +205,8 @@ func Register(r Registry, acts Activities) {
 	registerVoice(r, acts.Voice)
 }
 
-// registerJobs adds the job workflows and their activities. The CPU-bound
-// ones run on CPUTaskQueue; they are served here too, for runs that
-// scheduled them here before it existed, as is the whole-file
-// Speech.Transcribe of runs from before split transcription.
+// registerJobs adds the job workflows and the activities they run on their
+// own queue (the CPU-bound ones run on CPUTaskQueue: cpuActivities).
 func registerJobs(r Registry, acts Activities) {
 	registerJobWorkflows(r)
 	registerActivities(r, map[string]any{
@@ -200,17 +217,14 @@ func registerJobs(r Registry, acts Activities) {
 		workflows.ActFinish:          acts.Jobs.Finish,
 		workflows.ActNotify:          acts.Jobs.Notify,
 		workflows.ActDownload:        acts.Media.Download,
-		workflows.ActTranscribe:      acts.Speech.Transcribe,
 		workflows.ActSplitAudio:      acts.Speech.SplitAudio,
 		workflows.ActMergeChunks:     acts.Speech.MergeChunks,
 		workflows.ActBuildSRT:        acts.Subtitles.BuildSRT,
 		workflows.ActPublishBurn:     acts.Subtitles.Publish,
 		workflows.ActReburnFailed:    acts.Subtitles.ReburnFailed,
-		workflows.ActEmitEvent:       acts.Events.Emit,
 		workflows.ActEmitJobEvent:    acts.Events.EmitJob,
 		workflows.ActUploadSweepPage: acts.Uploads.SweepPage,
 	})
-	registerActivities(r, cpuActivities(acts))
 }
 
 // cpuActivities are the CPU-bound activities: ffmpeg and the offline

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -23,7 +21,6 @@ const (
 
 // Activity names of events, webhook deliveries and notification channels.
 const (
-	ActEmitEvent      = "Events.Emit"
 	ActEmitJobEvent   = "Events.EmitJob"
 	ActDeliverWebhook = "Events.DeliverWebhook"
 	ActNotifyPush     = "Notify.Push"
@@ -174,47 +171,23 @@ var ErrDeliveryRunning = errors.New("delivery still running")
 // left alone. A replay (again=true) runs it once more under the same ID
 // after the previous run closed, and returns ErrDeliveryRunning while it has not.
 func StartWebhookDelivery(ctx context.Context, c Starter, accountID, summary string, in WebhookInput, again bool) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	opts := client.StartWorkflowOptions{
-		ID:                    WebhookWorkflowID(in.EventID, in.EndpointID),
-		TaskQueue:             EventsTaskQueue,
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		StaticSummary:         summary,
-		TypedSearchAttributes: temporal.NewSearchAttributes(AttrAccountID.ValueSet(accountID)),
-	}
-	if again {
-		opts.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
-		opts.WorkflowExecutionErrorWhenAlreadyStarted = true
-	}
-	_, err := c.ExecuteWorkflow(ctx, opts, WebhookWorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &started) && again:
+	err := start(ctx, c, startOptions{
+		queue: EventsTaskQueue, id: WebhookWorkflowID(in.EventID, in.EndpointID), name: WebhookWorkflowName,
+		summary: summary, attrs: []temporal.SearchAttributeUpdate{AttrAccountID.ValueSet(accountID)},
+		again: again, refuseOpen: again,
+	}, in)
+	var open *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &open) {
 		return ErrDeliveryRunning
-	case errors.As(err, &started):
-		return nil
 	}
-	return fmt.Errorf("start workflow %s: %w", opts.ID, err)
+	return err
 }
 
 // StartNotify starts the notifications of a job's final state once.
 func StartNotify(ctx context.Context, c Starter, accountID string, in NotifyInput) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	id := NotifyWorkflowID(in.JobID, in.Event)
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                    id,
-		TaskQueue:             EventsTaskQueue,
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		StaticSummary:         fmt.Sprintf("Notify the owner of job %d (%s)", in.JobID, in.Event),
-		TypedSearchAttributes: temporal.NewSearchAttributes(AttrAccountID.ValueSet(accountID), AttrJobID.ValueSet(in.JobID)),
-	}, NotifyWorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if err == nil || errors.As(err, &started) {
-		return nil
-	}
-	return fmt.Errorf("start workflow %s: %w", id, err)
+	return start(ctx, c, startOptions{
+		queue: EventsTaskQueue, id: NotifyWorkflowID(in.JobID, in.Event), name: NotifyWorkflowName,
+		summary: fmt.Sprintf("Notify the owner of job %d (%s)", in.JobID, in.Event),
+		attrs:   []temporal.SearchAttributeUpdate{AttrAccountID.ValueSet(accountID), AttrJobID.ValueSet(in.JobID)},
+	}, in)
 }

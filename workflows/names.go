@@ -13,7 +13,7 @@ const TaskQueue = "parley-jobs"
 // CPUTaskQueue is where the CPU-bound activities run: ffmpeg (audio
 // extraction, noise reduction, burning) and the offline engine's chunks.
 // Every worker polls it with as many slots as the machine has cores
-// (config.CPUConcurrency) and holds each ffmpeg run to its share of them
+// (config.SlotsCPU) and holds each ffmpeg run to its share of them
 // (config.FFmpegThreads), so a worker never oversubscribes its CPU, and a
 // task goes to whichever worker has a free slot: adding a worker adds
 // throughput.
@@ -21,7 +21,7 @@ const CPUTaskQueue = "parley-cpu"
 
 // SpeechTaskQueue is where the chunks of a hosted engine run: they wait on
 // the provider, not the CPU, so every worker polls it with the per-engine
-// bound (config.SpeechConcurrency).
+// bound (config.SlotsSpeech).
 const SpeechTaskQueue = "parley-speech"
 
 // EventsTaskQueue is where webhook deliveries and owner notifications run.
@@ -52,7 +52,6 @@ const (
 	ActDownload        = "Media.Download"
 	ActPrepareAudio    = "Media.PrepareAudio"
 	ActCleanAudio      = "Media.CleanAudio"
-	ActTranscribe      = "Speech.Transcribe"
 	ActSplitAudio      = "Speech.SplitAudio"
 	ActTranscribeChunk = "Speech.TranscribeChunk"
 	ActMergeChunks     = "Speech.MergeChunks"

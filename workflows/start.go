@@ -2,10 +2,12 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -57,57 +59,103 @@ type Starter interface {
 
 // StartTranscription starts the workflow of a transcription job.
 func StartTranscription(ctx context.Context, c Starter, j Job, in TranscriptionInput) error {
-	return start(ctx, c, TaskQueue, TranscriptionWorkflowID(in.JobID), TranscriptionWorkflowName, j, in)
+	return start(ctx, c, jobStart(TaskQueue, TranscriptionWorkflowID(in.JobID), TranscriptionWorkflowName, j), in)
 }
 
 // StartSubtitles starts the workflow of a subtitle job.
 func StartSubtitles(ctx context.Context, c Starter, j Job, in SubtitlesInput) error {
-	return start(ctx, c, TaskQueue, SubtitlesWorkflowID(in.JobID), SubtitlesWorkflowName, j, in)
+	return start(ctx, c, jobStart(TaskQueue, SubtitlesWorkflowID(in.JobID), SubtitlesWorkflowName, j), in)
 }
 
 // StartReburn starts the in.Run-th re-burn of a subtitle job.
 func StartReburn(ctx context.Context, c Starter, j Job, in ReburnInput) error {
-	return start(ctx, c, TaskQueue, ReburnWorkflowID(in.JobID, in.Run), ReburnWorkflowName, j, in)
+	return start(ctx, c, jobStart(TaskQueue, ReburnWorkflowID(in.JobID, in.Run), ReburnWorkflowName, j), in)
 }
 
 // StartSMSMessage starts the workflow of a single message.
 func StartSMSMessage(ctx context.Context, c Starter, j Job, in SMSMessageInput) error {
-	return start(ctx, c, SMSTaskQueue, SMSMessageWorkflowID(in.MessageID), SMSMessageWorkflowName, j, in)
+	return start(ctx, c, jobStart(SMSTaskQueue, SMSMessageWorkflowID(in.MessageID), SMSMessageWorkflowName, j), in)
 }
 
 // StartSMSBatch starts the workflow of a batch.
 func StartSMSBatch(ctx context.Context, c Starter, j Job, in SMSBatchInput) error {
-	return start(ctx, c, SMSTaskQueue, SMSBatchWorkflowID(in.BatchID), SMSBatchWorkflowName, j, in)
+	return start(ctx, c, jobStart(SMSTaskQueue, SMSBatchWorkflowID(in.BatchID), SMSBatchWorkflowName, j), in)
 }
 
 // StartSMSReceived starts the follow-up of an inbound message; starting it
 // again (the carrier retried its webhook) is harmless.
 func StartSMSReceived(ctx context.Context, c Starter, j Job, in SMSReceivedInput) error {
-	return start(ctx, c, SMSTaskQueue, SMSReceivedWorkflowID(in.MessageID), SMSReceivedWorkflowName, j, in)
+	return start(ctx, c, jobStart(SMSTaskQueue, SMSReceivedWorkflowID(in.MessageID), SMSReceivedWorkflowName, j), in)
 }
 
-// start runs a workflow on queue under an ID that is never reused
-// (operators rerun a job by resetting its workflow). It does not stop when
-// the caller's context ends (a client hanging up must not leave a job
-// without its workflow), and when the answer is lost it asks whether the
-// workflow exists, so a running job is never reported as not started.
-func start(ctx context.Context, c Starter, queue, id, name string, j Job, input any) error {
+// startOptions say how one workflow is started: its queue, ID and type,
+// what operators read and query it by, and what a start under an ID
+// already used does.
+type startOptions struct {
+	queue, id, name string
+	// summary is the one line the workflow list shows.
+	summary string
+	attrs   []temporal.SearchAttributeUpdate
+	// again lets a closed run's ID be started once more (the ID's reuse
+	// policy is ALLOW_DUPLICATE); otherwise an ID names one run for good.
+	again bool
+	// join makes a start while a run is open return that run.
+	join bool
+	// refuseOpen reports a run already open under the ID as an error
+	// (serviceerror.WorkflowExecutionAlreadyStarted) instead of success.
+	refuseOpen bool
+	// eager asks the server to hand the first workflow task back with its
+	// answer when the caller's process has a worker for the queue.
+	eager bool
+}
+
+// jobStart is how a job's workflow starts: an ID never reused (operators
+// rerun a job by resetting its workflow) and the job's search attributes.
+func jobStart(queue, id, name string, j Job) startOptions {
+	return startOptions{
+		queue: queue, id: id, name: name, summary: j.Summary,
+		attrs: []temporal.SearchAttributeUpdate{AttrAccountID.ValueSet(j.AccountID), AttrJobKind.ValueSet(j.Kind), AttrJobID.ValueSet(j.ID)},
+	}
+}
+
+// start is the one way a workflow is started (a child workflow excepted:
+// its parent starts it). It does not stop when the caller's context ends
+// (a client hanging up must not leave a job without its workflow). A start
+// under an ID whose run is open succeeds, unless o.refuseOpen; and when the
+// answer is lost and the ID is never reused, it asks whether the workflow
+// exists, so a running workflow is never reported as not started.
+func start(ctx context.Context, c Starter, o startOptions, input any) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                    id,
-		TaskQueue:             queue,
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		StaticSummary:         j.Summary,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			AttrAccountID.ValueSet(j.AccountID), AttrJobKind.ValueSet(j.Kind), AttrJobID.ValueSet(j.ID),
-		),
-	}, name, input)
-	if err == nil {
-		return nil
+	opts := client.StartWorkflowOptions{
+		ID:                                       o.id,
+		TaskQueue:                                o.queue,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		StaticSummary:                            o.summary,
+		TypedSearchAttributes:                    temporal.NewSearchAttributes(o.attrs...),
+		WorkflowExecutionErrorWhenAlreadyStarted: o.refuseOpen,
+		EnableEagerStart:                         o.eager,
 	}
-	if _, descErr := c.DescribeWorkflowExecution(ctx, id, ""); descErr == nil {
-		return nil
+	if o.again {
+		opts.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	}
-	return fmt.Errorf("start workflow %s: %w", id, err)
+	if o.join {
+		opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	}
+	_, err := c.ExecuteWorkflow(ctx, opts, o.name, input)
+	var open *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &open) && !o.refuseOpen:
+		return nil
+	case errors.As(err, &open):
+		return fmt.Errorf("start workflow %s: %w", o.id, err)
+	}
+	if !o.again {
+		if _, descErr := c.DescribeWorkflowExecution(ctx, o.id, ""); descErr == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("start workflow %s: %w", o.id, err)
 }

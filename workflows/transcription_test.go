@@ -448,7 +448,11 @@ func TestTranscriptionWorkflowSplit(t *testing.T) {
 			if tt.wantCode != "" {
 				require.Empty(t, h.named(workflows.ActMergeChunks))
 				require.Empty(t, h.named(workflows.ActCharge))
-				require.Equal(t, finish(tt.wantCode, "xx"), h.calls[len(h.calls)-2])
+				// The other chunks run at once and may still be recorded
+				// after the job failed (their cancellation races them):
+				// the job's own last steps are what must hold.
+				steps := slices.DeleteFunc(slices.Clone(h.calls), func(c call) bool { return c.Name == workflows.ActTranscribeChunk })
+				require.Equal(t, finish(tt.wantCode, "xx"), steps[len(steps)-2])
 				return
 			}
 			got := inChunkOrder(h.calls)

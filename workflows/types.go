@@ -60,12 +60,6 @@ type RepriceInput struct {
 	DurationSec float64
 }
 
-// TranscribeInput asks the engine for the transcript of a job's audio.
-type TranscribeInput struct {
-	JobID    int64
-	AudioKey string
-}
-
 // TranscribeResult summarizes the transcript the activity stored.
 type TranscribeResult struct {
 	Words    int

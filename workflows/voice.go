@@ -307,28 +307,18 @@ func localBookkeeping(ctx workflow.Context) workflow.Context {
 // whose ingest has finished starts it again (its analysis may have arrived
 // since), so duplicate starts from the sync and the webhook are harmless.
 func StartConversation(ctx context.Context, c Starter, accountID string, in ConversationInput) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       ConversationWorkflowID(in.ProviderID),
-		TaskQueue:                VoiceTaskQueue,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	return start(ctx, c, startOptions{
+		queue: VoiceTaskQueue, id: ConversationWorkflowID(in.ProviderID), name: ConversationWorkflowName,
+		summary: "Voice conversation " + in.ProviderID,
+		attrs:   []temporal.SearchAttributeUpdate{AttrAccountID.ValueSet(accountID), AttrJobKind.ValueSet(ConversationKind)},
+		again:   true, join: true,
 		// From a sync (an activity of a worker that serves VoiceTaskQueue)
 		// the server hands the first workflow task back in its answer
 		// instead of through matching: thousands of starts then cost the
 		// server one round trip each. Elsewhere (the API's webhook) the
 		// start is an ordinary one.
-		EnableEagerStart: true,
-		StaticSummary:    "Voice conversation " + in.ProviderID,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			AttrAccountID.ValueSet(accountID), AttrJobKind.ValueSet(ConversationKind),
-		),
-	}, ConversationWorkflowName, in)
-	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", ConversationWorkflowID(in.ProviderID), err)
-	}
-	return nil
+		eager: true,
+	}, in)
 }
 
 // EnsureVoiceSchedule creates the voice-sync schedule, or brings an

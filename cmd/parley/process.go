@@ -117,25 +117,30 @@ func (s *services) activities() (worker.Activities, error) {
 	if err != nil {
 		return worker.Activities{}, err
 	}
-	events := newEvents(s.cfg, s.db, s.temporal, guard)
+	store := storage.NewStore(s.db)
+	events := newEvents(s.cfg, store, s.temporal, guard)
+	repricing := activities.Repricing{Prices: store.Prices, Reservations: store.Admissions, Jobs: store.Jobs}
 	acts := worker.Activities{
-		Jobs:  &activities.Jobs{DB: s.db, Catalog: s.catalog, Events: events},
-		Media: &activities.Media{DB: s.db, Objects: s.objects, Tool: tool, Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
-		Speech: &activities.Speech{DB: s.db, Objects: s.objects, Engine: s.engine, Catalog: s.catalog,
+		Jobs: &activities.Jobs{Jobs: store.Jobs, Ledger: store.Ledger, Outbox: store.Notifications, Repricing: repricing,
+			Catalog: s.catalog, Events: events},
+		Media: &activities.Media{Jobs: store.Jobs, Repricing: repricing, Objects: s.objects, Tool: tool,
+			Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
+		Speech: &activities.Speech{Jobs: store.Jobs, Objects: s.objects, Engine: s.engine, Catalog: s.catalog,
 			Split: chunking.Params{Above: s.cfg.SplitAbove.Seconds(), Length: s.cfg.ChunkLength.Seconds()}},
-		Subtitles: &activities.Subtitles{DB: s.db, Objects: s.objects, Tool: tool, Catalog: s.catalog,
+		Subtitles: &activities.Subtitles{Jobs: store.Jobs, Versions: store.Versions, Objects: s.objects, Tool: tool, Catalog: s.catalog,
 			FontAvailable: media.FontAvailable},
-		Voice:   &activities.Voice{DB: s.db, Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog, Events: events},
+		Voice: &activities.Voice{VoiceAgents: store.VoiceAgents, Conversations: store.Conversations, Prices: store.Prices, Ledger: store.Ledger,
+			Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog, Events: events},
 		Events:  events,
 		Notify:  &activities.Notify{Notifier: notifier},
-		Uploads: &activities.Uploads{DB: s.db, Objects: s.objects},
+		Uploads: &activities.Uploads{References: store.Uploads, Objects: s.objects},
 	}
 	if s.cfg.SMSConfigured() {
 		carrier, err := twilio.NewClient(twilio.Config{BaseURL: s.cfg.TwilioBaseURL, AccountSID: s.cfg.TwilioAccountSID, AuthToken: s.cfg.TwilioAuthToken})
 		if err != nil {
 			return acts, err
 		}
-		acts.SMS = &activities.SMS{Store: storage.SMS{DB: s.db}, Carrier: carrier,
+		acts.SMS = &activities.SMS{Store: store.SMS, Carrier: carrier,
 			StatusCallback: s.cfg.BaseURL + "/hooks/twilio/sms/status", Events: events, Now: time.Now}
 	}
 	return acts, nil
@@ -143,10 +148,10 @@ func (s *services) activities() (worker.Activities, error) {
 
 // newEvents builds the event activities: payload links signed like the
 // API's, deliveries through the URL guard.
-func newEvents(cfg config.Config, db *bun.DB, c client.Client, guard netguard.Guard) *activities.Events {
+func newEvents(cfg config.Config, store storage.Store, c client.Client, guard netguard.Guard) *activities.Events {
 	links := medialink.NewSigner(cfg.MediaSecret, cfg.MediaLinkTTL)
 	return &activities.Events{
-		DB: db, Temporal: c, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
+		Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: c, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
 		VideoURL: func(key string) string { return cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 	}
 }
@@ -195,7 +200,7 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 		return nil, err
 	}
 	s.log.WithFields(logrus.Fields{
-		"workers": len(w), "cpu_concurrency": s.cfg.CPUConcurrency, "speech_concurrency": s.cfg.SpeechConcurrency, "sms": acts.SMS != nil, "voice": s.cfg.VoiceConfigured(),
+		"workers": len(w), "slots_cpu": s.cfg.SlotsCPU, "slots_speech": s.cfg.SlotsSpeech, "sms": acts.SMS != nil, "voice": s.cfg.VoiceConfigured(),
 	}).Info("worker started")
 	return stop, nil
 }

@@ -49,8 +49,6 @@ type Config struct {
 	VoiceSyncInterval time.Duration
 	// VoiceBackfill is how far back a newly mapped agent's first sync reads.
 	VoiceBackfill time.Duration
-	// VoiceActivities bounds the voice queue's activities one worker runs.
-	VoiceActivities int
 	// UploadOrphanAfter is the cleanup period of uploads no job references
 	// (the upload-sweep schedule removes them once they are older).
 	UploadOrphanAfter time.Duration
@@ -63,10 +61,6 @@ type Config struct {
 
 	RateTiers RateTiers
 
-	// WorkerActivities bounds the activities one worker runs at once on
-	// the job queue (downloads, merges, bookkeeping).
-	WorkerActivities int
-
 	// SMS: the carrier (Twilio's protocol) and the platform's policy.
 	TwilioAccountSID string
 	TwilioAuthToken  string
@@ -74,7 +68,6 @@ type Config struct {
 	SMSCountries     []string
 	SMSDailyQuotas   map[string]int
 	SMSRefreshEvery  time.Duration
-	SMSActivities    int
 	// CarrierAddr is where `parley carrier` (the local stand-in) listens.
 	CarrierAddr string
 	// CarrierStateDir is where `parley carrier` keeps its messages across
@@ -92,11 +85,6 @@ type Config struct {
 	// ChunkLength, transcribed at once.
 	SplitAbove  time.Duration
 	ChunkLength time.Duration
-	// CPUConcurrency bounds the CPU-bound activities (ffmpeg, the offline
-	// engine's chunks) one worker runs at once; SpeechConcurrency bounds the
-	// chunks it sends a hosted engine at once.
-	CPUConcurrency    int
-	SpeechConcurrency int
 
 	// CORSOrigins are the browser origins allowed to call the API, each as
 	// browsers send it in Origin; empty means CORS stays off.
@@ -109,9 +97,15 @@ type Config struct {
 
 	// WebhookRetries are the waits before each retry of a webhook delivery.
 	WebhookRetries []time.Duration
-	// EventActivities bounds the webhook attempts and notification sends
-	// one worker runs at once, on their own queue.
-	EventActivities int
+
+	// Slots bound the activities one worker runs at once on each task queue
+	// (PARLEY_SLOTS_<queue>): SlotsJobs on parley-jobs (downloads, merges,
+	// bookkeeping), SlotsCPU on parley-cpu (ffmpeg, the offline engine's
+	// chunks), SlotsSpeech on parley-speech (a hosted engine's chunks),
+	// SlotsMessages on parley-messages (carrier sends), SlotsVoice on
+	// parley-voice (provider calls and upserts), SlotsEvents on parley-events
+	// (webhook attempts and notification sends).
+	SlotsJobs, SlotsCPU, SlotsSpeech, SlotsMessages, SlotsVoice, SlotsEvents int
 
 	// Notification channels; an empty setting leaves its channel skipped.
 	SMTPURL         string
@@ -177,9 +171,9 @@ func (c Config) CheckVAPID() error {
 }
 
 // FFmpegThreads is how many threads each ffmpeg run of a worker may use:
-// the machine's cores shared among its CPUConcurrency slots, at least one,
+// the machine's cores shared among its SlotsCPU slots, at least one,
 // so the slots together never oversubscribe the CPU.
-func (c Config) FFmpegThreads() int { return max(1, runtime.NumCPU()/c.CPUConcurrency) }
+func (c Config) FFmpegThreads() int { return max(1, runtime.NumCPU()/c.SlotsCPU) }
 
 // SMSConfigured reports whether a carrier account is set.
 func (c Config) SMSConfigured() bool { return c.TwilioAccountSID != "" }
@@ -223,19 +217,27 @@ var Vars = []Var{
 	{"PARLEY_ELEVENLABS_WEBHOOK_SECRET", "", "secret of the ElevenLabs post-call webhook (POST /hooks/elevenlabs/post-call); required, at least 32 characters, when PARLEY_ELEVENLABS_API_KEY is set"},
 	{"PARLEY_VOICE_SYNC_INTERVAL", "5m", "how often the voice-sync schedule lists new conversations of every mapped agent"},
 	{"PARLEY_VOICE_BACKFILL", "720h", "how far back a newly mapped agent's first voice sync reads"},
-	{"PARLEY_VOICE_ACTIVITIES", "32", "voice activities one worker runs at once (provider calls and upserts: they wait on the network)"},
 	// 3: ElevenLabs limits an account's concurrent requests by plan (Starter
 	// 3, Creator 5, Pro 10, Scale 15) and documents no request rate for the
 	// conversation endpoints; every process holding the key counts.
 	{"PARLEY_ELEVENLABS_CONCURRENCY", "3", "conversation API requests (voice sync and ingests) one process sends ElevenLabs at once; the account's plan limits them all together (Starter 3, Creator 5, Pro 10, Scale 15): divide it among the worker processes"},
-	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
-	{"PARLEY_WORKER_ACTIVITIES", "", "activities one worker runs at once on task queue parley-jobs (downloads, transcript merges, bookkeeping); empty means twice the machine's cores"},
-	{"PARLEY_CPU_CONCURRENCY", "", "CPU-bound activities one worker runs at once on task queue parley-cpu (ffmpeg and pocketsphinx's chunks); empty means the machine's cores; each ffmpeg may use the cores divided by this many threads (at least 1)"},
-	{"PARLEY_SPLIT_ABOVE", "2m", "audio longer than this is cut at pauses and its chunks transcribed at once across workers; 0 splits all audio of at least 1.5 chunks"},
-	{"PARLEY_CHUNK_LENGTH", "1m", "length aimed at for each chunk of split audio (cuts move to the nearest long pause, within half a length); 0 never splits"},
+	{"PARLEY_SLOTS_JOBS", "", "activities one worker runs at once on task queue parley-jobs (downloads, transcript merges, bookkeeping); empty means twice the machine's cores"},
+	{"PARLEY_SLOTS_CPU", "", "CPU-bound activities one worker runs at once on task queue parley-cpu (ffmpeg and pocketsphinx's chunks); empty means the machine's cores; each ffmpeg may use the cores divided by this many threads (at least 1)"},
 	// 4: a chunk sent to a hosted engine mostly waits on the network, and
 	// hosted APIs cap a key's concurrent requests, commonly at a handful.
-	{"PARLEY_SPEECH_CONCURRENCY", "4", "chunks one worker sends a hosted engine (openai, elevenlabs) at once, on task queue parley-speech"},
+	{"PARLEY_SLOTS_SPEECH", "4", "chunks one worker sends a hosted engine (openai, elevenlabs) at once, on task queue parley-speech"},
+	{"PARLEY_SLOTS_MESSAGES", "50", "SMS activities (a batch's local sends included) one worker runs at once, on task queue parley-messages (they wait on the carrier, not the CPU)"},
+	{"PARLEY_SLOTS_VOICE", "32", "voice activities one worker runs at once, on task queue parley-voice (provider calls and upserts: they wait on the network)"},
+	// 32: an attempt mostly waits on someone else's server, so a slot costs
+	// a goroutine and a socket, not CPU. An attempt holds its slot for at
+	// most webhook.DeliveryTimeout (15 s) and sleeps its retry wait outside
+	// any slot, so even with every endpoint black-holed a worker finishes
+	// about two attempts a second; Postgres is used only briefly before and
+	// after each wait, never across it (its pool holds 32 connections).
+	{"PARLEY_SLOTS_EVENTS", "32", "webhook attempts and notification sends one worker runs at once, on task queue parley-events (they wait on endpoints and mail/push services, never on the job queue's slots)"},
+	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
+	{"PARLEY_SPLIT_ABOVE", "2m", "audio longer than this is cut at pauses and its chunks transcribed at once across workers; 0 splits all audio of at least 1.5 chunks"},
+	{"PARLEY_CHUNK_LENGTH", "1m", "length aimed at for each chunk of split audio (cuts move to the nearest long pause, within half a length); 0 never splits"},
 	{"PARLEY_RATE_TIERS", "standard=60/1000,pro=600/10000,unlimited=0/0", "per-key requests per minute/hour for each tier; 0 means no limit"},
 	{"PARLEY_TWILIO_ACCOUNT_SID", "", "SMS carrier account (Twilio's protocol); empty: SMS is off (503 SMS_NOT_CONFIGURED)"},
 	{"PARLEY_TWILIO_AUTH_TOKEN", "", "SMS carrier auth token: authenticates sends and verifies the carrier's signed callbacks"},
@@ -243,7 +245,6 @@ var Vars = []Var{
 	{"PARLEY_SMS_COUNTRIES", "US,IL", "SMS destinations enabled for an account without its own list (ISO 3166 alpha-2)"},
 	{"PARLEY_SMS_DAILY_QUOTAS", "free=5,US=200,IL=100,*=100", "SMS per UTC day: free = a free account's total; a country = a paid account's to it; * = to any other"},
 	{"PARLEY_SMS_REFRESH_INTERVAL", "5m", "how often unsettled SMS deliveries are asked of the carrier (for 24 h after sending)"},
-	{"PARLEY_SMS_ACTIVITIES", "50", "SMS activities one worker runs at once (they wait on the carrier, not the CPU)"},
 	{"PARLEY_CARRIER_ADDR", "127.0.0.1:8089", "where `parley carrier`, the local stand-in carrier for development, listens (loopback only)"},
 	{"PARLEY_CARRIER_STATE_DIR", "", "where `parley carrier` keeps its messages and the status callbacks it owes across restarts, as the real carrier does (make dev: under its dev dir); empty: in memory only"},
 	{"PARLEY_VOICE_PROVIDER_ADDR", "127.0.0.1:8091", "where `parley voice-provider`, the local stand-in for ElevenLabs Agents, listens (loopback only)"},
@@ -253,13 +254,6 @@ var Vars = []Var{
 	{"PARLEY_MIN_TRANSFER_BYTES", "65536", "a client sending a body or reading a response must move at least this many bytes per PARLEY_MIN_TRANSFER_WINDOW"},
 	{"PARLEY_MIN_TRANSFER_WINDOW", "30s", "window for PARLEY_MIN_TRANSFER_BYTES; a slower client is disconnected"},
 	{"PARLEY_WEBHOOK_RETRIES", "5s,5m,30m,2h,5h,10h,10h", "waits before each retry of a webhook delivery (comma-separated durations); after the last, the delivery is failed"},
-	// 32: an attempt mostly waits on someone else's server, so a slot costs
-	// a goroutine and a socket, not CPU. An attempt holds its slot for at
-	// most webhook.DeliveryTimeout (15 s) and sleeps its retry wait outside
-	// any slot, so even with every endpoint black-holed a worker finishes
-	// about two attempts a second; Postgres is used only briefly before and
-	// after each wait, never across it (its pool holds 32 connections).
-	{"PARLEY_EVENT_ACTIVITIES", "32", "webhook attempts and notification sends one worker runs at once, on task queue parley-events (they wait on endpoints and mail/push services, never on the job queue's slots)"},
 	{"PARLEY_SMTP_URL", "", "smtp://[user:password@]host[:port] for e-mail notifications; empty: e-mail notifications are skipped"},
 	{"PARLEY_MAIL_FROM", "", "sender of e-mail notifications, e.g. Parley <no-reply@example.com>"},
 	{"PARLEY_VAPID_PUBLIC_KEY", "", "Web Push application server public key (base64url; parley vapid generate); empty: push notifications are skipped"},
@@ -328,10 +322,10 @@ func Load() (Config, error) {
 	if c.RateTiers, err = ParseRateTiers(get("PARLEY_RATE_TIERS")); err != nil {
 		return c, fmt.Errorf("PARLEY_RATE_TIERS: %w", err)
 	}
-	c.WorkerActivities = 2 * runtime.NumCPU()
-	if v := os.Getenv("PARLEY_WORKER_ACTIVITIES"); v != "" {
-		if c.WorkerActivities, err = strconv.Atoi(v); err != nil || c.WorkerActivities <= 0 {
-			return c, fmt.Errorf("PARLEY_WORKER_ACTIVITIES: want a positive integer")
+	c.SlotsJobs = 2 * runtime.NumCPU()
+	if v := os.Getenv("PARLEY_SLOTS_JOBS"); v != "" {
+		if c.SlotsJobs, err = strconv.Atoi(v); err != nil || c.SlotsJobs <= 0 {
+			return c, fmt.Errorf("PARLEY_SLOTS_JOBS: want a positive integer")
 		}
 	}
 	if c.SMSCountries, err = parseCountries(get("PARLEY_SMS_COUNTRIES")); err != nil {
@@ -343,8 +337,8 @@ func Load() (Config, error) {
 	if c.SMSRefreshEvery, err = time.ParseDuration(get("PARLEY_SMS_REFRESH_INTERVAL")); err != nil || c.SMSRefreshEvery <= 0 {
 		return c, fmt.Errorf("PARLEY_SMS_REFRESH_INTERVAL: want a positive duration")
 	}
-	if c.SMSActivities, err = strconv.Atoi(get("PARLEY_SMS_ACTIVITIES")); err != nil || c.SMSActivities <= 0 {
-		return c, fmt.Errorf("PARLEY_SMS_ACTIVITIES: want a positive integer")
+	if c.SlotsMessages, err = strconv.Atoi(get("PARLEY_SLOTS_MESSAGES")); err != nil || c.SlotsMessages <= 0 {
+		return c, fmt.Errorf("PARLEY_SLOTS_MESSAGES: want a positive integer")
 	}
 	if c.SplitAbove, err = time.ParseDuration(get("PARLEY_SPLIT_ABOVE")); err != nil || c.SplitAbove < 0 {
 		return c, fmt.Errorf("PARLEY_SPLIT_ABOVE: want a duration of 0 or more")
@@ -352,14 +346,14 @@ func Load() (Config, error) {
 	if c.ChunkLength, err = time.ParseDuration(get("PARLEY_CHUNK_LENGTH")); err != nil || c.ChunkLength < 0 {
 		return c, fmt.Errorf("PARLEY_CHUNK_LENGTH: want a duration of 0 or more")
 	}
-	c.CPUConcurrency = runtime.NumCPU()
-	if v := os.Getenv("PARLEY_CPU_CONCURRENCY"); v != "" {
-		if c.CPUConcurrency, err = strconv.Atoi(v); err != nil || c.CPUConcurrency <= 0 {
-			return c, fmt.Errorf("PARLEY_CPU_CONCURRENCY: want a positive integer")
+	c.SlotsCPU = runtime.NumCPU()
+	if v := os.Getenv("PARLEY_SLOTS_CPU"); v != "" {
+		if c.SlotsCPU, err = strconv.Atoi(v); err != nil || c.SlotsCPU <= 0 {
+			return c, fmt.Errorf("PARLEY_SLOTS_CPU: want a positive integer")
 		}
 	}
-	if c.SpeechConcurrency, err = strconv.Atoi(get("PARLEY_SPEECH_CONCURRENCY")); err != nil || c.SpeechConcurrency <= 0 {
-		return c, fmt.Errorf("PARLEY_SPEECH_CONCURRENCY: want a positive integer")
+	if c.SlotsSpeech, err = strconv.Atoi(get("PARLEY_SLOTS_SPEECH")); err != nil || c.SlotsSpeech <= 0 {
+		return c, fmt.Errorf("PARLEY_SLOTS_SPEECH: want a positive integer")
 	}
 	if c.CORSOrigins, err = ParseOrigins(get("PARLEY_CORS_ORIGINS")); err != nil {
 		return c, fmt.Errorf("PARLEY_CORS_ORIGINS: %w", err)
@@ -377,8 +371,8 @@ func Load() (Config, error) {
 	if c.VoiceBackfill, err = time.ParseDuration(get("PARLEY_VOICE_BACKFILL")); err != nil || c.VoiceBackfill <= 0 {
 		return c, fmt.Errorf("PARLEY_VOICE_BACKFILL: want a positive duration")
 	}
-	if c.VoiceActivities, err = strconv.Atoi(get("PARLEY_VOICE_ACTIVITIES")); err != nil || c.VoiceActivities <= 0 {
-		return c, fmt.Errorf("PARLEY_VOICE_ACTIVITIES: want a positive integer")
+	if c.SlotsVoice, err = strconv.Atoi(get("PARLEY_SLOTS_VOICE")); err != nil || c.SlotsVoice <= 0 {
+		return c, fmt.Errorf("PARLEY_SLOTS_VOICE: want a positive integer")
 	}
 	if c.UploadOrphanAfter, err = time.ParseDuration(get("PARLEY_UPLOAD_ORPHAN_AFTER")); err != nil || c.UploadOrphanAfter < time.Minute {
 		return c, fmt.Errorf("PARLEY_UPLOAD_ORPHAN_AFTER: want a duration of at least 1m")
@@ -389,8 +383,8 @@ func Load() (Config, error) {
 	if c.WebhookRetries, err = ParseDurations(get("PARLEY_WEBHOOK_RETRIES")); err != nil {
 		return c, fmt.Errorf("PARLEY_WEBHOOK_RETRIES: %w", err)
 	}
-	if c.EventActivities, err = strconv.Atoi(get("PARLEY_EVENT_ACTIVITIES")); err != nil || c.EventActivities <= 0 {
-		return c, fmt.Errorf("PARLEY_EVENT_ACTIVITIES: want a positive integer")
+	if c.SlotsEvents, err = strconv.Atoi(get("PARLEY_SLOTS_EVENTS")); err != nil || c.SlotsEvents <= 0 {
+		return c, fmt.Errorf("PARLEY_SLOTS_EVENTS: want a positive integer")
 	}
 	c.SMTPURL, c.MailFrom = os.Getenv("PARLEY_SMTP_URL"), os.Getenv("PARLEY_MAIL_FROM")
 	c.VAPIDPublicKey, c.VAPIDPrivateKey = os.Getenv("PARLEY_VAPID_PUBLIC_KEY"), os.Getenv("PARLEY_VAPID_PRIVATE_KEY")

@@ -34,7 +34,7 @@ func TestLoadDefaultsAndErrors(t *testing.T) {
 		c.CORSOrigins != nil || c.MinTransferBytes != 64<<10 || c.MinTransferWindow != 30*time.Second ||
 		c.VoiceSyncInterval != 5*time.Minute || c.VoiceBackfill != 720*time.Hour || c.VoiceConfigured() ||
 		c.MailcatcherSMTPAddr != "127.0.0.1:1025" || c.MailcatcherHTTPAddr != "127.0.0.1:8025" ||
-		c.CPUConcurrency != runtime.NumCPU() || c.FFmpegThreads() != 1 || c.SpeechConcurrency != 4 {
+		c.SlotsCPU != runtime.NumCPU() || c.FFmpegThreads() != 1 || c.SlotsSpeech != 4 {
 		t.Fatalf("defaults: %+v", c)
 	}
 	for name, value := range map[string]string{
@@ -42,7 +42,7 @@ func TestLoadDefaultsAndErrors(t *testing.T) {
 		"PARLEY_URL_ALLOW_CIDRS": "10.0.0.0", "PARLEY_RATE_TIERS": "pro=1/1", "PARLEY_CORS_ORIGINS": "*",
 		"PARLEY_MIN_TRANSFER_BYTES": "0", "PARLEY_MIN_TRANSFER_WINDOW": "-5s",
 		"PARLEY_VOICE_SYNC_INTERVAL": "10ms", "PARLEY_VOICE_BACKFILL": "0s",
-		"PARLEY_CPU_CONCURRENCY": "0", "PARLEY_SPEECH_CONCURRENCY": "many",
+		"PARLEY_SLOTS_CPU": "0", "PARLEY_SLOTS_SPEECH": "many",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -57,7 +57,7 @@ func TestLoadDefaultsAndErrors(t *testing.T) {
 // than cores still give each one.
 func TestFFmpegThreads(t *testing.T) {
 	for slots, want := range map[int]int{1: runtime.NumCPU(), runtime.NumCPU(): 1, 4 * runtime.NumCPU(): 1} {
-		if got := (Config{CPUConcurrency: slots}).FFmpegThreads(); got != want {
+		if got := (Config{SlotsCPU: slots}).FFmpegThreads(); got != want {
 			t.Errorf("%d slots: %d threads, want %d", slots, got, want)
 		}
 	}

@@ -38,6 +38,10 @@ type Config struct {
 	Wait time.Duration
 	// RefreshEvery is how often unsettled deliveries are asked of the carrier.
 	RefreshEvery time.Duration
+	// CarrierAuthToken verifies the carrier's signed callbacks, which it
+	// signs over PublicOrigin (the API's public scheme, host and port).
+	CarrierAuthToken string
+	PublicOrigin     string
 }
 
 // Deps are the service's collaborators.
@@ -390,9 +394,15 @@ func (s *Service) Batch(ctx context.Context, accountID string, id int64) (BatchV
 	return NewBatchView(b, ms), nil
 }
 
-// CarrierStatus applies a delivery callback: the message moves forward
-// only, and a batch's outcome follows a late failure.
-func (s *Service) CarrierStatus(ctx context.Context, sid, carrierStatus string, errorCode, errorMessage string) error {
+// CarrierStatus verifies a delivery callback and applies it: the message
+// moves forward only, and a batch's outcome follows a late failure. A bad
+// signature is ErrSignature, with nothing read or stored.
+func (s *Service) CarrierStatus(ctx context.Context, cb CarrierCallback) error {
+	if err := s.verify(cb); err != nil {
+		return err
+	}
+	f := cb.Form
+	sid, carrierStatus, errorCode, errorMessage := f.Get("MessageSid"), f.Get("MessageStatus"), f.Get("ErrorCode"), f.Get("ErrorMessage")
 	status := sms.FromCarrier(carrierStatus)
 	if status == "" {
 		s.d.Log.WithFields(logrus.Fields{"sid": sid, "status": carrierStatus}).Warn("ignored a carrier status")

@@ -140,18 +140,18 @@ func (s *Service) Reply(ctx context.Context, req ReplyRequest) (Sent, error) {
 	return *res.Single, nil
 }
 
-// InboundMessage is what the carrier's inbound webhook reports.
-type InboundMessage struct {
-	SID, From, To, Body string
-}
-
-// Receive stores a message sent to one of the owned numbers, once per
-// carrier sid, in its thread, and starts the workflow that raises
-// sms.message.received. A retried webhook stores nothing new but starts the
-// workflow again (a no-op once it exists), so an earlier attempt that
-// stored the message and then failed to start it is completed. A message to
-// a number nobody owns is logged and dropped.
-func (s *Service) Receive(ctx context.Context, in InboundMessage) error {
+// Receive verifies the carrier's inbound webhook and stores the message
+// sent to one of the owned numbers, once per carrier sid, in its thread,
+// and starts the workflow that raises sms.message.received. A retried
+// webhook stores nothing new but starts the workflow again (a no-op once it
+// exists), so an earlier attempt that stored the message and then failed to
+// start it is completed. A message to a number nobody owns is logged and
+// dropped. A bad signature is ErrSignature, with nothing read or stored.
+func (s *Service) Receive(ctx context.Context, cb CarrierCallback) error {
+	if err := s.verify(cb); err != nil {
+		return err
+	}
+	in := inboundMessage{SID: cb.Form.Get("MessageSid"), From: cb.Form.Get("From"), To: cb.Form.Get("To"), Body: cb.Form.Get("Body")}
 	log := s.d.Log.WithFields(logrus.Fields{"sid": in.SID, "to": in.To})
 	if in.SID == "" || in.From == "" {
 		log.Warn("inbound sms without a sid or a sender ignored")

@@ -85,7 +85,7 @@ func New(d Deps) Services {
 	if cfg.SMSConfigured() {
 		s.SMS = messaging.New(messaging.Deps{
 			Config: messaging.Config{Countries: cfg.SMSCountries, Quotas: cfg.SMSDailyQuotas,
-				Wait: smsWait, RefreshEvery: cfg.SMSRefreshEvery},
+				Wait: smsWait, RefreshEvery: cfg.SMSRefreshEvery, CarrierAuthToken: cfg.TwilioAuthToken, PublicOrigin: cfg.BaseURL},
 			Accounts: store.Accounts, SMS: store.SMS, Prices: store.Prices, Temporal: d.Temporal, Log: d.Log, Now: d.Now,
 		})
 	}

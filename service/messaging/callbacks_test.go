@@ -1,0 +1,45 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"testing"
+
+	"parley/provider/twilio"
+)
+
+// Callbacks with a bad, missing or misplaced signature are refused before
+// anything is read or stored (the service has no store here to touch), and
+// so is every callback when no auth token is configured.
+func TestCarrierCallbackSignatureRefusals(t *testing.T) {
+	const token, origin, path = "test-auth-token-0123456789abcdef", "https://parley.example", "/hooks/twilio/sms/status"
+	form := url.Values{"MessageSid": {"SM1"}, "MessageStatus": {"delivered"}, "From": {"+12025550100"}, "To": {"+12025550101"}, "Body": {"hi"}}
+	tampered := url.Values{"MessageSid": {"SM1"}, "MessageStatus": {"failed"}, "From": {"+12025550100"}, "To": {"+12025550101"}, "Body": {"hi"}}
+	good := twilio.Signature(token, origin+path, form)
+	s := New(Deps{Config: Config{CarrierAuthToken: token, PublicOrigin: origin}})
+	unconfigured := New(Deps{Config: Config{PublicOrigin: origin}})
+	for _, tc := range []struct {
+		name string
+		s    *Service
+		cb   CarrierCallback
+	}{
+		{"missing", s, CarrierCallback{RequestURI: path, Form: form}},
+		{"another token", s, CarrierCallback{RequestURI: path, Form: form, Signature: twilio.Signature("another-token", origin+path, form)}},
+		{"another URL", s, CarrierCallback{RequestURI: "/hooks/twilio/sms/inbound", Form: form, Signature: good}},
+		{"tampered form", s, CarrierCallback{RequestURI: path, Form: tampered, Signature: good}},
+		{"no token configured", unconfigured, CarrierCallback{RequestURI: path, Form: form, Signature: twilio.Signature("", origin+path, form)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.s.CarrierStatus(context.Background(), tc.cb); !errors.Is(err, ErrSignature) {
+				t.Errorf("CarrierStatus = %v, want ErrSignature", err)
+			}
+			if err := tc.s.Receive(context.Background(), tc.cb); !errors.Is(err, ErrSignature) {
+				t.Errorf("Receive = %v, want ErrSignature", err)
+			}
+		})
+	}
+	if err := s.verify(CarrierCallback{RequestURI: path, Form: form, Signature: good}); err != nil {
+		t.Fatalf("the carrier's own signature: %v", err)
+	}
+}
