@@ -23,13 +23,11 @@ import (
 	"github.com/emersion/go-smtp"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
 	"parley/devstack/contract"
 	"parley/devstack/testenv"
 	"parley/provider/stdwebhook"
 	"parley/rules/billing"
-	"parley/rules/webhookevent"
 	"parley/service/notify"
 	"parley/storage"
 	"parley/workflows"
@@ -538,51 +536,3 @@ func (p *platform) terminateDeliveries(t *testing.T) {
 	}
 }
 
-// A delivery and a notification started on the job queue before their move
-// to parley-events (as every one before the deploy was) still finish on
-// today's workers.
-func TestEventWorkflowsStartedOnTheJobQueueFinish(t *testing.T) {
-	p := startPlatform(t, options{allow: loopbackOnly, retries: fastRetries})
-	ctx := context.Background()
-	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{})
-	rcv := newHookReceiver(t, always200)
-	hook := rcv.register(p, key.Secret)
-
-	// What Emit did before the move, down to the workflow's queue.
-	e, err := storage.Events{DB: p.db}.Record(ctx, acc.ID, "sms.batch.completed", "batch-old", func(id int64, at time.Time) (json.RawMessage, error) {
-		return webhookevent.Build(id, "sms.batch.completed", at, json.RawMessage(emptyBatch))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := storage.Webhooks{DB: p.db}.OpenDeliveries(ctx, e)
-	if err != nil || len(ds) != 1 {
-		t.Fatalf("deliveries %+v %v", ds, err)
-	}
-	in := workflows.WebhookInput{DeliveryID: ds[0].ID, EventID: e.ID, EndpointID: hook.ID, Retries: fastRetries}
-	runs := map[string]client.WorkflowRun{}
-	for name, start := range map[string]struct {
-		id, workflow string
-		arg          any
-	}{
-		"delivery": {workflows.WebhookWorkflowID(e.ID, hook.ID), workflows.WebhookWorkflowName, in},
-		"notify":   {workflows.NotifyWorkflowID(999, "job.done"), workflows.NotifyWorkflowName, workflows.NotifyInput{JobID: 999, Event: "job.done"}},
-	} {
-		run, err := p.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: start.id, TaskQueue: workflows.TaskQueue}, start.workflow, start.arg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs[name] = run
-	}
-	for name, run := range runs {
-		wctx, cancel := context.WithTimeout(ctx, time.Minute)
-		err := run.Get(wctx, nil)
-		cancel()
-		if err != nil {
-			t.Fatalf("%s started on %s: %v", name, workflows.TaskQueue, err)
-		}
-	}
-	if got := rcv.waitCount(1, 10*time.Second)[0]; got.payload.ID != webhookevent.PublicID(e.ID) {
-		t.Fatalf("delivered %s, want %s", got.payload.ID, webhookevent.PublicID(e.ID))
-	}
-}
