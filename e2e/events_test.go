@@ -535,4 +535,3 @@ func (p *platform) terminateDeliveries(t *testing.T) {
 		}
 	}
 }
-
