@@ -159,3 +159,34 @@ func start(ctx context.Context, c Starter, o startOptions, input any) error {
 	}
 	return fmt.Errorf("start workflow %s: %w", o.id, err)
 }
+
+// ensureSchedule creates schedule id, or brings an existing one to spec and
+// action and unpauses it, so every worker start may call it. A run still
+// going when the next is due makes that one skip.
+func ensureSchedule(ctx context.Context, sc client.ScheduleClient, id string, spec client.ScheduleSpec, action *client.ScheduleWorkflowAction) error {
+	_, err := sc.Create(ctx, client.ScheduleOptions{
+		ID: id, Spec: spec, Action: action, Overlap: enums.SCHEDULE_OVERLAP_POLICY_SKIP,
+	})
+	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		if err != nil {
+			return fmt.Errorf("create schedule %s: %w", id, err)
+		}
+		return nil
+	}
+	err = sc.GetHandle(ctx, id).Update(ctx, client.ScheduleUpdateOptions{
+		DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+			s := u.Description.Schedule
+			s.Spec, s.Action = &spec, action
+			if s.Policy == nil {
+				s.Policy = &client.SchedulePolicies{}
+			}
+			s.Policy.Overlap = enums.SCHEDULE_OVERLAP_POLICY_SKIP
+			s.State = &client.ScheduleState{}
+			return &client.ScheduleUpdate{Schedule: &s}, nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("update schedule %s: %w", id, err)
+	}
+	return nil
+}

@@ -2,11 +2,8 @@ package workflows
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -146,28 +143,5 @@ func EnsureUploadSweepSchedule(ctx context.Context, sc client.ScheduleClient, or
 		StaticSummary:         "Remove uploads no job references, older than " + orphanAfter.String(),
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrJobKind.ValueSet(uploadSweepKind)),
 	}
-	_, err := sc.Create(ctx, client.ScheduleOptions{
-		ID: UploadSweepScheduleID, Spec: spec, Action: action, Overlap: enums.SCHEDULE_OVERLAP_POLICY_SKIP,
-	})
-	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		if err != nil {
-			return fmt.Errorf("create schedule %s: %w", UploadSweepScheduleID, err)
-		}
-		return nil
-	}
-	err = sc.GetHandle(ctx, UploadSweepScheduleID).Update(ctx, client.ScheduleUpdateOptions{
-		DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
-			s := u.Description.Schedule
-			s.Spec, s.Action = &spec, action
-			if s.Policy == nil {
-				s.Policy = &client.SchedulePolicies{}
-			}
-			s.Policy.Overlap = enums.SCHEDULE_OVERLAP_POLICY_SKIP
-			return &client.ScheduleUpdate{Schedule: &s}, nil
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("update schedule %s: %w", UploadSweepScheduleID, err)
-	}
-	return nil
+	return ensureSchedule(ctx, sc, UploadSweepScheduleID, spec, action)
 }

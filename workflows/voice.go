@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -335,31 +334,7 @@ func EnsureVoiceSchedule(ctx context.Context, sc client.ScheduleClient, every ti
 		// No account: one run syncs every mapped agent.
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrJobKind.ValueSet(voiceSyncKind)),
 	}
-	_, err := sc.Create(ctx, client.ScheduleOptions{
-		ID: VoiceSyncScheduleID, Spec: spec, Action: action, Overlap: enums.SCHEDULE_OVERLAP_POLICY_SKIP,
-	})
-	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		if err != nil {
-			return fmt.Errorf("create schedule %s: %w", VoiceSyncScheduleID, err)
-		}
-		return nil
-	}
-	err = sc.GetHandle(ctx, VoiceSyncScheduleID).Update(ctx, client.ScheduleUpdateOptions{
-		DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
-			s := u.Description.Schedule
-			s.Spec, s.Action = &spec, action
-			if s.Policy == nil {
-				s.Policy = &client.SchedulePolicies{}
-			}
-			s.Policy.Overlap = enums.SCHEDULE_OVERLAP_POLICY_SKIP
-			s.State = &client.ScheduleState{}
-			return &client.ScheduleUpdate{Schedule: &s}, nil
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("update schedule %s: %w", VoiceSyncScheduleID, err)
-	}
-	return nil
+	return ensureSchedule(ctx, sc, VoiceSyncScheduleID, spec, action)
 }
 
 // PauseVoiceSchedule pauses the voice-sync schedule, when there is one,
