@@ -68,10 +68,13 @@ type Deps struct {
 	Auth          Auth
 	Accounts      Accounts
 	Jobs          *jobs.Service
-	Uploads       Uploads
-	Mail          Mailer
-	Catalog       *i18n.Catalog
-	Log           *logrus.Logger
+	// SMS is nil where no carrier is configured.
+	SMS     Messaging
+	Voice   Conversations
+	Uploads Uploads
+	Mail    Mailer
+	Catalog *i18n.Catalog
+	Log     *logrus.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -127,6 +130,20 @@ func (c *Console) Mount(r *gin.Engine) {
 	in.GET("/subtitles/:id/status", c.subtitleStatus)
 	in.POST("/subtitles/:id/srt", c.saveSRT)
 	in.POST("/subtitles/:id/reburn", c.reburn)
+	in.GET("/voice", c.conversationsPage)
+	in.GET("/voice/:id", c.conversationPage)
+	sms := g.Group("/sms", c.requireSession, limitBody(maxSMSForm), c.checkCSRF)
+	sms.GET("", c.smsPage)
+	sms.POST("", c.send)
+	sms.POST("/estimate", c.estimateSend)
+	sms.GET("/batches/:id", c.batchPage)
+	sms.GET("/batches/:id/status", c.batchStatus)
+	sms.GET("/threads", c.threadsPage)
+	sms.GET("/threads.json", c.threadsJSON)
+	sms.GET("/threads/:id", c.threadPage)
+	sms.GET("/threads/:id/messages", c.threadJSON)
+	sms.POST("/threads/:id", c.updateThread)
+	sms.POST("/threads/:id/reply", c.reply)
 }
 
 // Run prunes ended sessions and used links until ctx ends.

@@ -73,11 +73,14 @@ func (c *Console) transcriptionPage(g *gin.Context) {
 }
 
 // jobStatus is what a job page polls (at most once a second) until the job
-// ends.
+// ends: its status, and where a running job is (the stage, and the fraction
+// done where it is measured).
 type jobStatus struct {
-	Status string `json:"status"`
-	Final  bool   `json:"final"`
-	Label  string `json:"label"`
+	Status   string   `json:"status"`
+	Final    bool     `json:"final"`
+	Label    string   `json:"label"`
+	Stage    string   `json:"stage"`
+	Fraction *float64 `json:"fraction"`
 }
 
 func (c *Console) transcriptionStatus(g *gin.Context) {
@@ -85,13 +88,17 @@ func (c *Console) transcriptionStatus(g *gin.Context) {
 	if !ok {
 		return
 	}
-	c.status(g, job.Status)
+	c.status(g, job.Status, job.Progress)
 }
 
-func (c *Console) status(g *gin.Context, status string) {
+func (c *Console) status(g *gin.Context, status string, p *jobs.Progress) {
 	v := c.view(g, "", nil)
+	out := jobStatus{Status: status, Final: finished(status), Label: v.L.T("status."+status, nil)}
+	if p != nil {
+		out.Stage, out.Fraction = v.L.T("status."+p.Stage, nil), p.Fraction
+	}
 	g.Header("Cache-Control", "no-store")
-	g.JSON(http.StatusOK, jobStatus{Status: status, Final: finished(status), Label: v.L.T("status."+status, nil)})
+	g.JSON(http.StatusOK, out)
 }
 
 func (c *Console) exportTranscription(g *gin.Context) {
@@ -231,7 +238,7 @@ func (c *Console) subtitleStatus(g *gin.Context) {
 	if !ok {
 		return
 	}
-	c.status(g, job.Status)
+	c.status(g, job.Status, job.Progress)
 }
 
 // cueRows splits saved captions (always canonical SRT) for the editor.

@@ -119,12 +119,18 @@ type navItem struct{ Key, Path string }
 var nav = []navItem{
 	{"nav.transcribe", Base + "/transcribe"},
 	{"nav.subtitles", Base + "/subtitles"},
+	{"nav.sms", Base + "/sms"},
+	{"nav.inbox", Base + "/sms/threads"},
+	{"nav.voice", Base + "/voice"},
 }
 
 // sections maps each page to its navigation entry.
 var sections = map[string]string{
 	"transcribe": "transcribe", "transcription": "transcribe",
 	"subtitles": "subtitles", "subtitle": "subtitles",
+	"sms": "sms", "batch": "sms",
+	"threads": "sms/threads", "thread": "sms/threads",
+	"conversations": "voice", "conversation": "voice",
 }
 
 // view is what every page's template sees.

@@ -18,7 +18,10 @@ func (p *platform) mountConsole(srv *api.Server, svc wiring.Services, store stor
 	d := console.Deps{
 		BaseURL: p.cfg.BaseURL, MaxUploadSize: p.cfg.MaxUploadSize,
 		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: p.objects,
-		Catalog: catalog, Log: testenv.Logger(), Now: o.now,
+		Voice: svc.Voice, Catalog: catalog, Log: testenv.Logger(), Now: o.now,
+	}
+	if svc.SMS != nil {
+		d.SMS = svc.SMS
 	}
 	if o.consoleSMTP != "" {
 		sender, err := mail.NewSender(mail.Config{URL: "smtp://" + o.consoleSMTP, From: "Parley <no-reply@parley.test>"})

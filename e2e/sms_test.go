@@ -23,7 +23,7 @@ import (
 // smsAccount is an account ready to send: a verified phone, an owned
 // number, and a key.
 type smsAccount struct {
-	ID, Key, From string
+	ID, Key, From, Email string
 }
 
 var numberSeq struct {
@@ -49,7 +49,7 @@ func newSMSAccount(t testing.TB, p *platform, balance billing.Micros, paid, veri
 	if _, err := (storage.SMS{DB: p.db}).AddNumber(ctx, acc.ID, from); err != nil {
 		t.Fatal(err)
 	}
-	return smsAccount{ID: acc.ID, Key: key.Secret, From: from}
+	return smsAccount{ID: acc.ID, Key: key.Secret, From: from, Email: acc.Email}
 }
 
 type recipient struct {

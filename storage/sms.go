@@ -35,6 +35,15 @@ func (r SMS) NumberOwnedBy(ctx context.Context, accountID, phone string) (OwnedN
 	return n, notFound(err)
 }
 
+// Numbers are an account's numbers, oldest first.
+func (r SMS) Numbers(ctx context.Context, accountID string) ([]OwnedNumber, error) {
+	var ns []OwnedNumber
+	if err := r.DB.NewSelect().Model(&ns).Where("account_id = ?", accountID).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("numbers of %s: %w", accountID, err)
+	}
+	return ns, nil
+}
+
 // NumberByPhone finds whichever account owns a number.
 func (r SMS) NumberByPhone(ctx context.Context, phone string) (OwnedNumber, error) {
 	var n OwnedNumber
@@ -518,6 +527,15 @@ func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (SMSBat
 		return nil
 	})
 	return b, ms, err
+}
+
+// Batches are an account's latest batches, newest first.
+func (r SMS) Batches(ctx context.Context, accountID string, limit int) ([]SMSBatch, error) {
+	var bs []SMSBatch
+	if err := r.DB.NewSelect().Model(&bs).Where("account_id = ?", accountID).OrderExpr("id DESC").Limit(int64(limit)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("batches of %s: %w", accountID, err)
+	}
+	return bs, nil
 }
 
 // Unsettled are the messages the carrier accepted whose delivery is not

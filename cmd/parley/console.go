@@ -22,7 +22,10 @@ func newConsole(cfg config.Config, store storage.Store, objects *storage.Objects
 	d := console.Deps{
 		BaseURL: cfg.BaseURL, MaxUploadSize: cfg.MaxUploadSize,
 		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: objects,
-		Catalog: catalog, Log: log,
+		Voice: svc.Voice, Catalog: catalog, Log: log,
+	}
+	if svc.SMS != nil {
+		d.SMS = svc.SMS
 	}
 	if cfg.SMTPURL != "" {
 		sender, err := mail.NewSender(mail.Config{URL: cfg.SMTPURL, From: cfg.MailFrom})

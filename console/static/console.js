@@ -97,21 +97,130 @@
     form.querySelectorAll("fieldset.style input, fieldset.style select").forEach((el) => el.addEventListener("input", draw));
   }
 
-  // A job page polls its status at most once a second until the job ends,
-  // then reloads to show the result.
+  // getJSON reads one of the console's own JSON answers.
+  const getJSON = (url) => fetch(url, {headers: {Accept: "application/json"}, cache: "no-store"})
+    .then((r) => r.ok ? r.json() : Promise.reject(r.status));
+
+  // every calls f once a second, or after 5 s when it failed; f's promise
+  // resolving to true stops it.
+  const every = (f) => {
+    const tick = () => f().then((stop) => { if (!stop) setTimeout(tick, 1000); }, () => setTimeout(tick, 5000));
+    setTimeout(tick, 1000);
+  };
+
+  // A job page polls its status once a second until the job ends, showing
+  // its stage and the fraction done, then reloads to show the result.
   const job = document.getElementById("job");
   if (job && job.dataset.final !== "true") {
     const label = document.getElementById("status");
-    const poll = () => {
-      fetch(job.dataset.statusUrl, {headers: {Accept: "application/json"}, cache: "no-store"})
-        .then((r) => r.ok ? r.json() : Promise.reject(r.status))
-        .then((s) => {
-          label.textContent = s.label; label.className = "status s-" + s.status;
-          if (s.final) window.location.reload(); else setTimeout(poll, 1000);
+    const stage = document.getElementById("stage");
+    const bar = document.getElementById("live");
+    every(() => getJSON(job.dataset.statusUrl).then((s) => {
+      label.textContent = s.label; label.className = "status s-" + s.status;
+      if (stage) stage.textContent = s.stage || "";
+      if (bar) { if (s.fraction == null) bar.removeAttribute("value"); else bar.value = s.fraction; }
+      if (s.final) window.location.reload();
+      return s.final;
+    }));
+  }
+
+  // A batch's page follows its recipients once a second until its send
+  // phase ends.
+  const batch = document.getElementById("batch");
+  if (batch && batch.dataset.final !== "true") {
+    const bar = document.getElementById("live");
+    every(() => getJSON(batch.dataset.statusUrl).then((s) => {
+      const label = document.getElementById("status");
+      label.textContent = s.label; label.className = "status s-" + s.status;
+      document.getElementById("sent").textContent = s.sent;
+      document.getElementById("failed").textContent = s.failed;
+      document.getElementById("price").textContent = s.price;
+      if (bar) { bar.value = s.sent + s.failed; if (s.final) bar.hidden = true; }
+      for (const [id, r] of Object.entries(s.rows)) {
+        const row = document.getElementById("r-" + id);
+        if (!row) continue;
+        const st = row.querySelector("[data-status]");
+        st.textContent = r.label; st.className = "status s-" + r.status;
+        row.querySelector("[data-error]").textContent = r.error;
+      }
+      if (s.final) batch.dataset.final = "true";
+      return s.final;
+    }));
+  }
+
+  // The send form shows the message's characters, segments, encoding and
+  // price as the server computes them, a moment after each change.
+  const send = document.querySelector("form[data-estimate]");
+  if (send) {
+    const out = document.getElementById("estimate");
+    let timer = null, seq = 0;
+    const estimate = () => {
+      const n = ++seq;
+      const body = new FormData(send);
+      fetch(send.dataset.estimate, {method: "POST", body, headers: {Accept: "application/json", "X-CSRF-Token": csrf()}})
+        .then((r) => r.json().then((j) => ({ok: r.ok, j})))
+        .then(({ok, j}) => {
+          if (n !== seq) return;
+          out.textContent = ok ? j.summary : j.error;
+          out.classList.toggle("error", !ok);
         })
-        .catch(() => setTimeout(poll, 5000));
+        .catch(() => { /* the estimate is a help; the send checks again */ });
     };
-    setTimeout(poll, 1000);
+    const later = () => { clearTimeout(timer); timer = setTimeout(estimate, 300); };
+    send.addEventListener("input", later);
+    send.addEventListener("change", later);
+    send.querySelector("[data-drop]").addEventListener("drop", () => setTimeout(later, 0));
+    estimate();
+  }
+
+  // The inbox redraws its list once a second, so a new message shows
+  // without a reload.
+  const threads = document.getElementById("threads");
+  if (threads) {
+    const body = threads.querySelector("tbody");
+    const empty = document.getElementById("empty");
+    every(() => getJSON(threads.dataset.poll).then((j) => {
+      body.replaceChildren(...j.threads.map((t) => {
+        const tr = document.createElement("tr");
+        tr.id = "t-" + t.id;
+        if (t.unread) tr.className = "unread";
+        const cell = (text) => { const td = document.createElement("td"); td.textContent = text; tr.append(td); return td; };
+        const a = document.createElement("a");
+        a.href = "/console/sms/threads/" + t.id; a.dir = "ltr"; a.textContent = t.who;
+        cell("").append(a);
+        cell(t.number).dir = "ltr";
+        cell(t.when);
+        const badge = cell("");
+        if (t.unread) { const b = document.createElement("span"); b.className = "badge"; b.textContent = t.unread; badge.append(b); }
+        return tr;
+      }));
+      empty.hidden = j.threads.length > 0;
+      return false;
+    }));
+  }
+
+  // An open thread shows new messages as they arrive and marks them read.
+  const messages = document.getElementById("messages");
+  if (messages) {
+    const markRead = () => fetch(messages.dataset.read, {method: "POST", body: new URLSearchParams({action: "read"}),
+      headers: {Accept: "application/json", "X-CSRF-Token": csrf()}});
+    if (messages.dataset.unread !== "0") markRead();
+    every(() => getJSON(messages.dataset.poll).then((j) => {
+      let added = false;
+      for (const m of j.messages) {
+        if (document.getElementById("m-" + m.id)) continue;
+        const li = document.createElement("li");
+        li.id = "m-" + m.id; li.className = "msg new " + m.direction;
+        const p = document.createElement("p"); p.dir = "auto"; p.textContent = m.body;
+        const meta = document.createElement("span"); meta.className = "hint"; meta.textContent = m.when + " · " + m.status;
+        li.append(p, meta);
+        messages.append(li);
+        added = true;
+      }
+      if (added) { messages.lastElementChild.scrollIntoView({block: "nearest"}); }
+      if (j.unread > 0) markRead();
+      return false;
+    }));
   }
 
   // Click a word of a transcript to play the media from it; the word being

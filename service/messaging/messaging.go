@@ -394,6 +394,33 @@ func (s *Service) Batch(ctx context.Context, accountID string, id int64) (BatchV
 	return NewBatchView(b, ms), nil
 }
 
+// Batches are an account's latest batches (at most limit), newest first,
+// without their recipients.
+func (s *Service) Batches(ctx context.Context, accountID string, limit int) ([]BatchSummary, error) {
+	bs, err := s.d.SMS.Batches(ctx, accountID, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]BatchSummary, len(bs))
+	for i, b := range bs {
+		out[i] = NewBatchSummary(b)
+	}
+	return out, nil
+}
+
+// Numbers are the numbers an account sends from, oldest first.
+func (s *Service) Numbers(ctx context.Context, accountID string) ([]string, error) {
+	ns, err := s.d.SMS.Numbers(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.Phone
+	}
+	return out, nil
+}
+
 // CarrierStatus verifies a delivery callback and applies it: the message
 // moves forward only, and a batch's outcome follows a late failure. A bad
 // signature is ErrSignature, with nothing read or stored.

@@ -16,12 +16,14 @@ type AccountStore interface {
 type SMSStore interface {
 	NumberOwnedBy(ctx context.Context, accountID, phone string) (model.OwnedNumber, error)
 	NumberByPhone(ctx context.Context, phone string) (model.OwnedNumber, error)
+	Numbers(ctx context.Context, accountID string) ([]model.OwnedNumber, error)
 	Quotas(ctx context.Context, accountID string) (map[string]int, error)
 	Admit(ctx context.Context, send *model.SMSSend, now time.Time, check func(model.SMSUsage) error) (int64, error)
 	Message(ctx context.Context, id int64) (model.SMSMessage, error)
 	FailUnsent(ctx context.Context, batchID, messageID int64, code, message string) error
 	ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error)
 	BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error)
+	Batches(ctx context.Context, accountID string, limit int) ([]model.SMSBatch, error)
 	Threads(ctx context.Context, accountID string, f model.ThreadFilter) ([]model.SMSThread, error)
 	Thread(ctx context.Context, accountID string, id int64) (model.SMSThread, error)
 	ThreadMessages(ctx context.Context, threadID, before int64, limit int) ([]model.SMSMessage, error)

@@ -65,6 +65,21 @@ func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 	return v
 }
 
+// BatchSummary is a batch in a list of batches.
+type BatchSummary struct {
+	ID              int64      `json:"id"`
+	Status          string     `json:"status"`
+	TotalRecipients int        `json:"totalRecipients"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	CompletedAt     *time.Time `json:"completedAt"`
+}
+
+// NewBatchSummary shapes a batch without its recipients.
+func NewBatchSummary(b model.SMSBatch) BatchSummary {
+	return BatchSummary{ID: b.ID, Status: b.Status, TotalRecipients: b.TotalRecipients, CreatedAt: b.CreatedAt.UTC(),
+		CompletedAt: utc(b.CompletedAt)}
+}
+
 // Charged is what a message cost the user and the platform: nothing while
 // it waits for the carrier or after a refusal (no carrier sid).
 func Charged(m model.SMSMessage) (price, cost billing.Micros) {

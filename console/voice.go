@@ -1,0 +1,44 @@
+package console
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/model"
+	"parley/platform/problem"
+	"parley/service/voice"
+)
+
+// Conversations reads the voice agents' conversations (service/voice).
+type Conversations interface {
+	List(ctx context.Context, accountID string) ([]voice.View, error)
+	Get(ctx context.Context, accountID string, id int64) (voice.Detail, error)
+}
+
+func (c *Console) conversationsPage(g *gin.Context) {
+	list, err := c.d.Voice.List(g, c.accountID(g))
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	c.render(g, http.StatusOK, "conversations", map[string]any{"Conversations": list})
+}
+
+func (c *Console) conversationPage(g *gin.Context) {
+	id, ok := jobID(g)
+	if !ok {
+		c.readFailed(g, model.ErrNotFound)
+		return
+	}
+	d, err := c.d.Voice.Get(g, c.accountID(g), id)
+	if p, isProblem := problem.As(err); isProblem && p.Code == problem.ConversationNotFound {
+		err = model.ErrNotFound
+	}
+	if err != nil {
+		c.readFailed(g, err)
+		return
+	}
+	c.render(g, http.StatusOK, "conversation", map[string]any{"C": d})
+}

@@ -1,0 +1,1 @@
+DROP INDEX sms_batches_account_idx;
