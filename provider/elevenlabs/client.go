@@ -1,8 +1,9 @@
-// Package elevenlabs speaks the ElevenLabs Agents (Conversational AI)
-// protocol: listing and reading conversations in the provider's shapes and
-// checking the post-call webhook's signature. The voice service maps those
-// shapes onto our records (service/voice, Record). Its stand-in server
-// lives in devstack/localvoice.
+// Package elevenlabs is the client of the ElevenLabs API: the Agents
+// (Conversational AI) protocol, listing and reading conversations in the
+// provider's shapes and checking the post-call webhook's signature, and
+// speech-to-text (Scribe) for the speech engine. The voice service maps
+// the conversation shapes onto our records (service/voice, Record). Its
+// conversation stand-in lives in devstack/localvoice.
 package elevenlabs
 
 import (
@@ -83,11 +84,10 @@ type Config struct {
 	APIKey  string // sent as xi-api-key
 	HTTP    *http.Client
 	// MaxRetries is how many times a 408, 429, 5xx or transport error is
-	// retried;
-	// 0 means 4, a negative value disables retries.
+	// retried; 0 means 4, a negative value disables retries.
 	MaxRetries int
-	// Timeout bounds each attempt of a conversation API request; defaults
-	// to 30 s. A speech-to-text attempt has its own bound.
+	// Timeout bounds each attempt of a request; defaults to 30 s. A
+	// speech-to-text upload has a bound of its own.
 	Timeout time.Duration
 	// Sleep waits between attempts; tests replace it to record the waits.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -272,15 +272,12 @@ func (c *Client) conversationGet(path string, q url.Values) request {
 	return request{method: http.MethodGet, path: path, query: q, timeout: c.timeout, maxBody: maxBodyBytes, conversational: true}
 }
 
-// call sends r with retries and decodes the answer into out (nil: the
-// answer is not read). It returns how many requests it sent.
+// call sends r with retries and decodes the answer into out. It returns
+// how many requests it sent.
 func (c *Client) call(ctx context.Context, r request, out any) (int, error) {
 	for attempt := 0; ; attempt++ {
 		body, err := c.once(ctx, r)
 		if err == nil {
-			if out == nil {
-				return attempt + 1, nil
-			}
 			if err := json.Unmarshal(body, out); err != nil {
 				return attempt + 1, fmt.Errorf("%w to %s %s: unparseable (%v): %s", ErrBadResponse, r.method, r.path, err, c.excerpt(body))
 			}
