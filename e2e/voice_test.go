@@ -22,6 +22,7 @@ import (
 
 	"parley/devstack/localvoice"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/platform/config"
 	"parley/provider/elevenlabs"
 	"parley/rules/apikey"
@@ -597,7 +598,7 @@ func TestVoiceListLimit(t *testing.T) {
 	put := func(accountID, providerID string, start time.Time) {
 		t.Helper()
 		c := storage.Conversation{
-			AccountID: accountID, ProviderID: providerID, AgentID: "agent_desk", ProviderStatus: elevenlabs.StatusDone,
+			AccountID: accountID, ProviderID: providerID, AgentID: "agent_desk", ProviderStatus: model.ConversationDone,
 			StartedAt: start, EndedAt: start.Add(time.Minute), DurationSeconds: 60,
 		}
 		if err := store.Upsert(ctx, &c); err != nil {

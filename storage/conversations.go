@@ -8,7 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"parley/provider/elevenlabs"
+	"parley/model"
 )
 
 // VoiceAgents reads and writes the agent mapping.
@@ -80,7 +80,7 @@ type Conversations struct{ DB bun.IDB }
 // when the new one is empty, and the first price.
 func (r Conversations) Upsert(ctx context.Context, c *Conversation) error {
 	if c.Transcript == nil {
-		c.Transcript = []elevenlabs.Turn{}
+		c.Transcript = []model.VoiceTranscriptTurn{}
 	}
 	err := r.DB.NewInsert().Model(c).
 		ExcludeColumn("id", "charged_at", "created_at", "updated_at").
@@ -155,7 +155,7 @@ func (r Conversations) Settled(ctx context.Context, providerIDs []string) (map[s
 	var ids []string
 	err := r.DB.NewSelect().Model((*Conversation)(nil)).Column("provider_id").
 		Where("provider_id IN (?) AND charged_at IS NOT NULL", bun.In(providerIDs)).
-		Where("has_analysis OR provider_status = ?", elevenlabs.StatusFailed).
+		Where("has_analysis OR provider_status = ?", model.ConversationFailed).
 		Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("settled conversations: %w", err)
@@ -173,7 +173,7 @@ func (r Conversations) Unsettled(ctx context.Context, agentID string, since time
 	var ids []string
 	err := r.DB.NewSelect().Model((*Conversation)(nil)).Column("provider_id").
 		Where("agent_id = ? AND started_at >= ?", agentID, since).
-		Where("(NOT has_analysis AND provider_status <> ?) OR (charged_at IS NULL AND cost_micros IS NOT NULL)", elevenlabs.StatusFailed).
+		Where("(NOT has_analysis AND provider_status <> ?) OR (charged_at IS NULL AND cost_micros IS NOT NULL)", model.ConversationFailed).
 		OrderExpr("started_at DESC").Limit(int64(limit)).Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("unsettled conversations of %s: %w", agentID, err)

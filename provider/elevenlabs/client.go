@@ -1,7 +1,9 @@
-// Package elevenlabs speaks the ElevenLabs Agents (Conversational AI)
-// protocol: listing and reading conversations, checking the post-call
-// webhook's signature, and mapping a conversation onto our
-// provider-neutral record. Its stand-in server lives in devstack/localvoice.
+// Package elevenlabs is the client of the ElevenLabs API: the Agents
+// (Conversational AI) protocol, listing and reading conversations in the
+// provider's shapes and checking the post-call webhook's signature, and
+// speech-to-text (Scribe) for the speech engine. The voice service maps
+// the conversation shapes onto our records (service/voice, Record). Its
+// conversation stand-in lives in devstack/localvoice.
 package elevenlabs
 
 import (
@@ -16,6 +18,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"parley/platform/multipartfile"
 )
 
 const (
@@ -46,6 +50,10 @@ const (
 // know the conversation.
 var ErrNotFound = errors.New("elevenlabs: conversation not found")
 
+// ErrBadResponse is a 2xx answer the client cannot use (not the JSON it
+// expects, or too large): sending the same request again will not help.
+var ErrBadResponse = errors.New("elevenlabs: bad response")
+
 // APIError is a non-2xx answer from the provider.
 type APIError struct {
 	Method string
@@ -67,7 +75,7 @@ func (e *APIError) Error() string {
 
 // Temporary reports whether the same request may succeed later.
 func (e *APIError) Temporary() bool {
-	return e.Status == http.StatusTooManyRequests || e.Status >= 500
+	return e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
 // Config configures a Client.
@@ -75,17 +83,20 @@ type Config struct {
 	BaseURL string // defaults to DefaultBaseURL
 	APIKey  string // sent as xi-api-key
 	HTTP    *http.Client
-	// MaxRetries is how many times a 429, 5xx or transport error is retried;
-	// 0 means 4, a negative value disables retries.
+	// MaxRetries is how many times a 408, 429, 5xx or transport error is
+	// retried; 0 means 4, a negative value disables retries.
 	MaxRetries int
-	// Timeout bounds each attempt; defaults to 30 s.
+	// Timeout bounds each attempt of a request; defaults to 30 s. A
+	// speech-to-text upload has a bound of its own.
 	Timeout time.Duration
 	// Sleep waits between attempts; tests replace it to record the waits.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// MaxConcurrent bounds the requests this client has in flight at once;
-	// 0 means DefaultMaxConcurrent. The provider limits an account's
-	// concurrent requests by plan and answers 429 beyond it
-	// (docs/decisions.md, "Voice sync throughput").
+	// MaxConcurrent bounds the conversation API requests this client has
+	// in flight at once; 0 means DefaultMaxConcurrent. The provider limits
+	// an account's concurrent requests by plan and answers 429 beyond it
+	// (docs/decisions.md, "Voice sync throughput"). Speech-to-text
+	// requests do not count: the worker's speech slots bound them, and one
+	// lasting minutes must not hold up the voice sync.
 	MaxConcurrent int
 }
 
@@ -94,7 +105,8 @@ type Config struct {
 // plan (Starter), which the account's other uses of the key share.
 const DefaultMaxConcurrent = 3
 
-// Client reads conversations from the provider.
+// Client sends the provider's API its requests: conversations and
+// speech-to-text.
 type Client struct {
 	base       string
 	key        string
@@ -177,7 +189,7 @@ func (p ListParams) query() url.Values {
 // ListConversations fetches one page of GET /v1/convai/conversations.
 func (c *Client) ListConversations(ctx context.Context, p ListParams) (Page, error) {
 	var page Page
-	_, err := c.getJSON(ctx, listPath, p.query(), &page)
+	_, err := c.call(ctx, c.conversationGet(listPath, p.query()), &page)
 	return page, err
 }
 
@@ -192,7 +204,7 @@ func (c *Client) EachConversation(ctx context.Context, agentID string, after tim
 	seen := map[string]bool{}
 	for {
 		var page Page
-		n, err := c.getJSON(ctx, listPath, p.query(), &page)
+		n, err := c.call(ctx, c.conversationGet(listPath, p.query()), &page)
 		requests += n
 		if err != nil {
 			return requests, err
@@ -222,7 +234,7 @@ func (c *Client) GetConversation(ctx context.Context, id string) (Detail, error)
 		return Detail{}, errors.New("elevenlabs: empty conversation id")
 	}
 	var d Detail
-	_, err := c.getJSON(ctx, listPath+"/"+url.PathEscape(id), nil, &d)
+	_, err := c.call(ctx, c.conversationGet(listPath+"/"+url.PathEscape(id), nil), &d)
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 		return Detail{}, fmt.Errorf("%w: %s (%w)", ErrNotFound, id, err)
@@ -235,20 +247,39 @@ func (c *Client) GetConversation(ctx context.Context, id string) (Detail, error)
 // may read conversations, which is what the voice service needs. It does
 // not retry, so the latency is that of a single request.
 func (c *Client) Ping(ctx context.Context) (time.Duration, error) {
-	q := url.Values{"page_size": {"1"}}
 	start := time.Now()
-	_, err := c.once(ctx, listPath, q)
+	_, err := c.once(ctx, c.conversationGet(listPath, url.Values{"page_size": {"1"}}))
 	return time.Since(start), err
 }
 
-// getJSON GETs path with retries and decodes the answer into out. It
-// returns how many requests it sent.
-func (c *Client) getJSON(ctx context.Context, path string, q url.Values, out any) (int, error) {
+// request is one call of the provider's API.
+type request struct {
+	method string
+	path   string // without the query
+	query  url.Values
+	// upload is the body of a POST; nil for a GET.
+	upload *multipartfile.Body
+	// timeout bounds one attempt, maxBody the answer.
+	timeout time.Duration
+	maxBody int
+	// conversational marks a request of the conversation API: those count
+	// against MaxConcurrent.
+	conversational bool
+}
+
+// conversationGet is a GET of the conversation API.
+func (c *Client) conversationGet(path string, q url.Values) request {
+	return request{method: http.MethodGet, path: path, query: q, timeout: c.timeout, maxBody: maxBodyBytes, conversational: true}
+}
+
+// call sends r with retries and decodes the answer into out. It returns
+// how many requests it sent.
+func (c *Client) call(ctx context.Context, r request, out any) (int, error) {
 	for attempt := 0; ; attempt++ {
-		body, err := c.once(ctx, path, q)
+		body, err := c.once(ctx, r)
 		if err == nil {
 			if err := json.Unmarshal(body, out); err != nil {
-				return attempt + 1, fmt.Errorf("elevenlabs: GET %s: unparseable response (%v): %s", path, err, c.excerpt(body))
+				return attempt + 1, fmt.Errorf("%w to %s %s: unparseable (%v): %s", ErrBadResponse, r.method, r.path, err, c.excerpt(body))
 			}
 			return attempt + 1, nil
 		}
@@ -280,50 +311,58 @@ func (c *Client) retryWait(ctx context.Context, err error, attempt int) (time.Du
 	return min(baseBackoff<<attempt, maxBackoff), true
 }
 
-// once sends one GET and returns the body of a 2xx answer. It waits for a
-// free slot first, so the client never has more than MaxConcurrent
-// requests at the provider; a retry's wait holds no slot.
-func (c *Client) once(ctx context.Context, path string, q url.Values) ([]byte, error) {
-	select {
-	case c.slots <- struct{}{}:
-		defer func() { <-c.slots }()
-	case <-ctx.Done():
-		return nil, fmt.Errorf("elevenlabs: GET %s: waiting for a request slot: %w", path, ctx.Err())
+// once sends r one time and returns the body of a 2xx answer. A request of
+// the conversation API waits for a free slot first, so the client never
+// has more than MaxConcurrent of them at the provider; a retry's wait
+// holds no slot.
+func (c *Client) once(ctx context.Context, r request) ([]byte, error) {
+	if r.conversational {
+		select {
+		case c.slots <- struct{}{}:
+			defer func() { <-c.slots }()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("elevenlabs: %s %s: waiting for a request slot: %w", r.method, r.path, ctx.Err())
+		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	u := c.base + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
+	u := c.base + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, r.method, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("elevenlabs: bad base URL: %w", err)
+	}
+	if r.upload != nil {
+		if err := r.upload.Attach(req); err != nil {
+			return nil, fmt.Errorf("elevenlabs: %s %s: %w", r.method, r.path, err)
+		}
 	}
 	req.Header.Set("xi-api-key", c.key)
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("elevenlabs: GET %s: %s", path, c.scrub(err.Error()))
+		return nil, fmt.Errorf("elevenlabs: %s %s: %w", r.method, r.path, c.scrubErr(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// Only an excerpt is reported, so an error page is not read in full.
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		return nil, &APIError{
-			Method:     http.MethodGet,
-			Path:       path,
+			Method:     r.method,
+			Path:       r.path,
 			Status:     resp.StatusCode,
 			Body:       c.excerpt(body),
 			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 		}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(r.maxBody)+1))
 	if err != nil {
-		return nil, fmt.Errorf("elevenlabs: GET %s: reading response: %s", path, c.scrub(err.Error()))
+		return nil, fmt.Errorf("elevenlabs: %s %s: reading response: %w", r.method, r.path, c.scrubErr(err))
 	}
-	if len(body) > maxBodyBytes {
-		return nil, fmt.Errorf("elevenlabs: GET %s: response larger than %d bytes", path, maxBodyBytes)
+	if len(body) > r.maxBody {
+		return nil, fmt.Errorf("%w to %s %s: larger than %d bytes", ErrBadResponse, r.method, r.path, r.maxBody)
 	}
 	return body, nil
 }
@@ -355,6 +394,23 @@ func (c *Client) scrub(s string) string {
 	}
 	return strings.ReplaceAll(s, c.key, "[redacted]")
 }
+
+// scrubErr is err with the API key out of its text; errors.Is and
+// errors.As still see what it wraps (a deadline, a transport error).
+func (c *Client) scrubErr(err error) error {
+	if c.key == "" || !strings.Contains(err.Error(), c.key) {
+		return err
+	}
+	return &scrubbedError{msg: c.scrub(err.Error()), err: err}
+}
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
 
 func (c *Client) excerpt(body []byte) string {
 	s := c.scrub(strings.Join(strings.Fields(string(body)), " "))

@@ -12,6 +12,12 @@ const (
 	StatusFailed     = "failed"
 )
 
+// Call directions (PhoneCall.Direction, Summary.Direction).
+const (
+	DirectionInbound  = "inbound"
+	DirectionOutbound = "outbound"
+)
+
 // Summary is one item of GET /v1/convai/conversations.
 type Summary struct {
 	AgentID string `json:"agent_id"`

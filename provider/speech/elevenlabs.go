@@ -2,74 +2,40 @@ package speech
 
 import (
 	"context"
-	"net/http"
+	"errors"
+	"fmt"
 	"strings"
 
+	"parley/provider/elevenlabs"
 	"parley/rules/transcript"
 )
 
-const (
-	defaultElevenLabsBaseURL = "https://api.elevenlabs.io"
-	defaultElevenLabsModel   = "scribe_v1"
-)
+const defaultElevenLabsModel = "scribe_v1"
 
-// ElevenLabs talks to Scribe at POST {BaseURL}/v1/speech-to-text. It
-// diarizes: words carry the speaker_id the API returns.
+// ElevenLabs transcribes with Scribe through the ElevenLabs client
+// (provider/elevenlabs, POST /v1/speech-to-text). It diarizes: words carry
+// the speaker_id the API returns.
 type ElevenLabs struct {
-	BaseURL string // defaults to https://api.elevenlabs.io
-	APIKey  string // sent as xi-api-key
-	Model   string // defaults to scribe_v1
-	HTTP    *http.Client
+	Client *elevenlabs.Client
+	Model  string // defaults to scribe_v1
 }
 
 func (e *ElevenLabs) Name() string { return EngineElevenLabs }
-
-func (e *ElevenLabs) base() string { return trimBase(e.BaseURL, defaultElevenLabsBaseURL) }
-
-type elevenLabsResponse struct {
-	LanguageCode        string  `json:"language_code"`
-	LanguageProbability float64 `json:"language_probability"`
-	Text                string  `json:"text"`
-	Words               []struct {
-		Text      string    `json:"text"`
-		Start     flexFloat `json:"start"`
-		End       flexFloat `json:"end"`
-		Type      string    `json:"type"`
-		SpeakerID string    `json:"speaker_id"`
-	} `json:"words"`
-}
 
 func (e *ElevenLabs) Transcribe(ctx context.Context, audioPath string, opts Options) (transcript.Transcript, error) {
 	lang, err := pinnedLanguage(opts)
 	if err != nil {
 		return transcript.Transcript{}, err
 	}
-	if e.APIKey == "" {
-		return transcript.Transcript{}, permanentf("elevenlabs: no API key configured")
-	}
 	model := e.Model
 	if model == "" {
 		model = defaultElevenLabsModel
 	}
-	fields := []formField{
-		{"model_id", model},
-		{"diarize", "true"},
-		{"timestamps_granularity", "word"},
-		{"tag_audio_events", "false"},
-	}
-	if lang != "" {
-		fields = append(fields, formField{"language_code", lang})
-	}
-	ctx, cancel := withDefaultTimeout(ctx, requestTimeout)
-	defer cancel()
-	req, err := newMultipartRequest(ctx, e.base()+"/v1/speech-to-text", audioPath, fields)
+	r, err := e.Client.SpeechToText(ctx, audioPath, elevenlabs.SpeechToTextParams{
+		ModelID: model, LanguageCode: lang, Diarize: true, TimestampsGranularity: "word",
+	})
 	if err != nil {
-		return transcript.Transcript{}, err
-	}
-	req.Header.Set("xi-api-key", e.APIKey)
-	var r elevenLabsResponse
-	if err := doJSON(clientOrDefault(e.HTTP), EngineElevenLabs, e.APIKey, req, &r); err != nil {
-		return transcript.Transcript{}, err
+		return transcript.Transcript{}, elevenLabsError(err)
 	}
 
 	t := transcript.Transcript{
@@ -84,9 +50,7 @@ func (e *ElevenLabs) Transcribe(ctx context.Context, audioPath string, opts Opti
 		if w.Type != "" && w.Type != "word" || word == "" {
 			continue
 		}
-		t.Words = append(t.Words, transcript.Word{
-			Word: word, Start: float64(w.Start), End: float64(w.End), Speaker: w.SpeakerID,
-		})
+		t.Words = append(t.Words, transcript.Word{Word: word, Start: w.Start, End: w.End, Speaker: w.SpeakerID})
 	}
 	if t.Text == "" && len(t.Words) > 0 {
 		t.Text = joinWords(t.Words)
@@ -97,15 +61,22 @@ func (e *ElevenLabs) Transcribe(ctx context.Context, audioPath string, opts Opti
 
 // Health checks the key against GET /v1/models.
 func (e *ElevenLabs) Health(ctx context.Context) error {
-	if e.APIKey == "" {
-		return permanentf("elevenlabs: no API key configured")
+	return elevenLabsError(e.Client.CheckKey(ctx))
+}
+
+// elevenLabsError puts the client's errors in this package's terms: an
+// HTTP answer is an *APIError (permanent for a 4xx other than 408 and
+// 429), an answer the client could not use is permanent, and the rest
+// (transport errors, timeouts) stays worth retrying.
+func elevenLabsError(err error) error {
+	var apiErr *elevenlabs.APIError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &apiErr):
+		return &APIError{Engine: EngineElevenLabs, StatusCode: apiErr.Status, Body: apiErr.Body}
+	case errors.Is(err, elevenlabs.ErrBadResponse):
+		return fmt.Errorf("%w: %w", ErrPermanent, err)
 	}
-	ctx, cancel := withDefaultTimeout(ctx, healthTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base()+"/v1/models", nil)
-	if err != nil {
-		return permanentf("elevenlabs: bad base URL: %v", err)
-	}
-	req.Header.Set("xi-api-key", e.APIKey)
-	return doJSON(clientOrDefault(e.HTTP), EngineElevenLabs, e.APIKey, req, nil)
+	return err
 }

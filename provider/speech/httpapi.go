@@ -1,22 +1,19 @@
 package speech
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"net/http"
-	"net/textproto"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"parley/platform/multipartfile"
 )
 
 const (
@@ -150,59 +147,20 @@ func scrubErr(err error, secret string) error {
 	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
 }
 
-type formField struct{ name, value string }
-
-// newMultipartRequest builds a POST whose body streams the audio file between
-// the form fields and the closing boundary, with an exact Content-Length so
-// servers that dislike chunked uploads accept it.
-func newMultipartRequest(ctx context.Context, url, audioPath string, fields []formField) (*http.Request, error) {
-	st, err := os.Stat(audioPath)
+// newMultipartRequest builds a POST that streams the audio file after the
+// form fields (platform/multipartfile).
+func newMultipartRequest(ctx context.Context, url, audioPath string, fields []multipartfile.Field) (*http.Request, error) {
+	body, err := multipartfile.New(audioPath, "file", "audio/wav", fields)
 	if err != nil {
-		return nil, fmt.Errorf("audio file: %w", err)
-	}
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	for _, f := range fields {
-		if err := mw.WriteField(f.name, f.value); err != nil {
-			return nil, err
-		}
-	}
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename=%q`, filepath.Base(audioPath)))
-	h.Set("Content-Type", "audio/wav")
-	if _, err := mw.CreatePart(h); err != nil {
 		return nil, err
 	}
-	prefix := bytes.Clone(buf.Bytes())
-	buf.Reset()
-	if err := mw.Close(); err != nil {
-		return nil, err
-	}
-	suffix := bytes.Clone(buf.Bytes())
-
-	open := func() (io.ReadCloser, error) {
-		f, err := os.Open(audioPath)
-		if err != nil {
-			return nil, err
-		}
-		r := io.MultiReader(bytes.NewReader(prefix), io.LimitReader(f, st.Size()), bytes.NewReader(suffix))
-		return struct {
-			io.Reader
-			io.Closer
-		}{r, f}, nil
-	}
-	body, err := open()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("audio file: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
-	if err != nil {
-		body.Close()
 		return nil, permanentf("bad request URL: %v", err)
 	}
-	req.ContentLength = int64(len(prefix)) + st.Size() + int64(len(suffix))
-	req.GetBody = open
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if err := body.Attach(req); err != nil {
+		return nil, err
+	}
 	req.Header.Set("Accept", "application/json")
 	return req, nil
 }

@@ -11,9 +11,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"parley/provider/elevenlabs"
 )
 
 const testKey = "sk-test-SECRET-123"
+
+// newElevenLabs is the ElevenLabs engine at a test server, without the
+// client's own retries: each answer below is the engine's to classify.
+func newElevenLabs(baseURL, key string) *ElevenLabs {
+	return &ElevenLabs{Client: elevenlabs.NewClient(elevenlabs.Config{BaseURL: baseURL, APIKey: key, MaxRetries: -1})}
+}
 
 // checkMultipart parses the upload and returns its text fields; it fails the
 // test if the file part is not the audio we sent.
@@ -141,7 +149,7 @@ func TestHTTPErrorsClassified(t *testing.T) {
 		}))
 		engines := []Engine{
 			&OpenAI{BaseURL: srv.URL, APIKey: testKey},
-			&ElevenLabs{BaseURL: srv.URL, APIKey: testKey},
+			newElevenLabs(srv.URL, testKey),
 		}
 		for _, e := range engines {
 			_, err := e.Transcribe(context.Background(), path, Options{})
@@ -192,7 +200,7 @@ func TestHTTPTransportErrorsRetryable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = (&ElevenLabs{BaseURL: slow.URL, APIKey: testKey}).Transcribe(ctx, path, Options{})
+	_, err = newElevenLabs(slow.URL, testKey).Transcribe(ctx, path, Options{})
 	if err == nil || IsPermanent(err) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("timeout: want retryable deadline error, got %v", err)
 	}
@@ -225,7 +233,7 @@ func TestElevenLabsTranscribe(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	e := &ElevenLabs{BaseURL: srv.URL, APIKey: testKey}
+	e := newElevenLabs(srv.URL, testKey)
 	tr, err := e.Transcribe(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -269,13 +277,13 @@ func TestHealth(t *testing.T) {
 	if err := (&OpenAI{BaseURL: srv.URL, APIKey: testKey}).Health(ctx); err != nil {
 		t.Errorf("openai health: %v", err)
 	}
-	if err := (&ElevenLabs{BaseURL: srv.URL, APIKey: testKey}).Health(ctx); err != nil {
+	if err := newElevenLabs(srv.URL, testKey).Health(ctx); err != nil {
 		t.Errorf("elevenlabs health: %v", err)
 	}
 	if err := (&OpenAI{BaseURL: srv.URL, APIKey: "wrong"}).Health(ctx); err == nil || !IsPermanent(err) {
 		t.Errorf("openai health with bad key: %v", err)
 	}
-	if err := (&ElevenLabs{BaseURL: srv.URL, APIKey: "wrong"}).Health(ctx); err == nil {
-		t.Errorf("elevenlabs health with bad key: no error")
+	if err := newElevenLabs(srv.URL, "wrong").Health(ctx); err == nil || !IsPermanent(err) {
+		t.Errorf("elevenlabs health with bad key: %v", err)
 	}
 }

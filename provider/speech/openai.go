@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"parley/platform/multipartfile"
 	"parley/rules/transcript"
 )
 
@@ -70,14 +71,14 @@ func (o *OpenAI) Transcribe(ctx context.Context, audioPath string, opts Options)
 	if model == "" {
 		model = defaultOpenAIModel
 	}
-	fields := []formField{
-		{"model", model},
-		{"response_format", "verbose_json"},
-		{"timestamp_granularities[]", "word"},
-		{"timestamp_granularities[]", "segment"},
+	fields := []multipartfile.Field{
+		{Name: "model", Value: model},
+		{Name: "response_format", Value: "verbose_json"},
+		{Name: "timestamp_granularities[]", Value: "word"},
+		{Name: "timestamp_granularities[]", Value: "segment"},
 	}
 	if lang != "" {
-		fields = append(fields, formField{"language", lang})
+		fields = append(fields, multipartfile.Field{Name: "language", Value: lang})
 	}
 	ctx, cancel := withDefaultTimeout(ctx, requestTimeout)
 	defer cancel()

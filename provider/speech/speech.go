@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"parley/provider/elevenlabs"
 	"parley/rules/transcript"
 )
 
@@ -90,7 +91,8 @@ func New(cfg Config) (Engine, error) {
 		if cfg.ElevenLabsAPIKey == "" {
 			return nil, errors.New("speech: elevenlabs engine needs an API key")
 		}
-		return &ElevenLabs{BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey, Model: cfg.ElevenLabsModel}, nil
+		client := elevenlabs.NewClient(elevenlabs.Config{BaseURL: cfg.ElevenLabsBaseURL, APIKey: cfg.ElevenLabsAPIKey})
+		return &ElevenLabs{Client: client, Model: cfg.ElevenLabsModel}, nil
 	default:
 		return nil, fmt.Errorf("speech: unknown engine %q (want pocketsphinx, openai or elevenlabs)", cfg.Engine)
 	}

@@ -31,32 +31,78 @@ func ListAfter(mark *time.Time, now time.Time, backfill time.Duration) time.Time
 	return mark.Add(-ListOverlap)
 }
 
-// Ended reports whether the provider's status means the call is over, so
+// Ended reports whether a conversation status means the call is over, so
 // its duration is final and it can be priced.
 func Ended(status string) bool {
 	switch status {
-	case elevenlabs.StatusProcessing, elevenlabs.StatusDone, elevenlabs.StatusFailed:
+	case model.ConversationProcessing, model.ConversationDone, model.ConversationFailed:
 		return true
 	}
 	return false
 }
 
-// Record maps a provider detail onto the row stored for accountID
-// (decisions.md, "Voice conversations"). agentName is the provider's name
-// for the agent, else the operator's. A call that has ended is priced at
-// perMinute per second of duration; the row keeps its first price.
-func Record(d elevenlabs.Detail, accountID, agentName string, perMinute billing.Micros) model.Conversation {
-	d.AgentName = agentName
-	c := d.Conversation()
-	row := model.Conversation{
-		AccountID: accountID, ProviderID: c.ProviderID, AgentID: c.AgentID, AgentName: c.AgentName,
-		ProviderStatus: d.Status, Direction: c.Direction, FromNumber: c.FromNumber, ToNumber: c.ToNumber,
-		DurationSeconds: c.DurationSeconds, StartedAt: c.StartedAt, EndedAt: c.EndedAt, MainLanguage: c.MainLanguage,
-		SummaryTitle: c.SummaryTitle, Summary: c.Summary, HasAudio: c.HasAudio, HasAnalysis: c.HasAnalysis,
-		DataCollection: c.DataCollection, Evaluation: c.Evaluation, Transcript: c.Transcript,
+// statuses maps the provider's conversation statuses onto ours.
+var statuses = map[string]string{
+	elevenlabs.StatusInitiated:  model.ConversationInitiated,
+	elevenlabs.StatusInProgress: model.ConversationInProgress,
+	elevenlabs.StatusProcessing: model.ConversationProcessing,
+	elevenlabs.StatusDone:       model.ConversationDone,
+	elevenlabs.StatusFailed:     model.ConversationFailed,
+}
+
+// statusOf is our status for the provider's. One the provider added after
+// this code is kept as reported: it does not read as ended, so the call is
+// not priced, and a later sync or the webhook brings a known one.
+func statusOf(providerStatus string) string {
+	if s, ok := statuses[providerStatus]; ok {
+		return s
 	}
-	if Ended(d.Status) {
-		cost := billing.ForDuration(float64(c.DurationSeconds), perMinute)
+	return providerStatus
+}
+
+// Record maps a provider detail onto the row stored for accountID
+// (decisions.md, "Voice conversations"); it is the one place the
+// provider's shapes become ours. agentName is the provider's name for the
+// agent, else the operator's. Transcript turns without text (tool calls
+// only) are left out: the transcript is what was said. A call that has
+// ended is priced at perMinute per second of duration; the row keeps its
+// first price.
+func Record(d elevenlabs.Detail, accountID, agentName string, perMinute billing.Micros) model.Conversation {
+	start := time.Unix(d.Metadata.StartTimeUnixSecs, 0).UTC()
+	row := model.Conversation{
+		AccountID: accountID, ProviderID: d.ConversationID, AgentID: d.AgentID, AgentName: agentName,
+		ProviderStatus: statusOf(d.Status), DurationSeconds: d.Metadata.CallDurationSecs,
+		StartedAt: start, EndedAt: start.Add(time.Duration(d.Metadata.CallDurationSecs) * time.Second),
+		MainLanguage: d.Metadata.MainLanguage, HasAudio: d.HasAudio,
+		Transcript: []model.VoiceTranscriptTurn{},
+	}
+	if pc := d.Metadata.PhoneCall; pc != nil {
+		switch pc.Direction {
+		case elevenlabs.DirectionInbound:
+			row.Direction, row.FromNumber, row.ToNumber = model.ConversationInbound, pc.ExternalNumber, pc.AgentNumber
+		case elevenlabs.DirectionOutbound:
+			row.Direction, row.FromNumber, row.ToNumber = model.ConversationOutbound, pc.AgentNumber, pc.ExternalNumber
+		}
+	}
+	if a := d.Analysis; a != nil {
+		row.HasAnalysis = true
+		row.SummaryTitle, row.Summary = a.CallSummaryTitle, a.TranscriptSummary
+		row.DataCollection = make(map[string]model.VoiceDataItem, len(a.DataCollectionResults))
+		for id, r := range a.DataCollectionResults {
+			row.DataCollection[id] = model.VoiceDataItem{Value: r.Value, Rationale: r.Rationale}
+		}
+		row.Evaluation = make(map[string]model.VoiceEvaluation, len(a.EvaluationCriteriaResults))
+		for id, r := range a.EvaluationCriteriaResults {
+			row.Evaluation[id] = model.VoiceEvaluation{Result: r.Result, Rationale: r.Rationale}
+		}
+	}
+	for _, t := range d.Transcript {
+		if t.Message != "" {
+			row.Transcript = append(row.Transcript, model.VoiceTranscriptTurn{Role: t.Role, Message: t.Message, TimeInCallSecs: t.TimeInCallSecs})
+		}
+	}
+	if Ended(row.ProviderStatus) {
+		cost := billing.ForDuration(float64(row.DurationSeconds), perMinute)
 		row.CostMicros = &cost
 	}
 	return row

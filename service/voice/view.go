@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"parley/model"
-	"parley/provider/elevenlabs"
 	"parley/rules/billing"
 )
 
@@ -32,14 +31,14 @@ type View struct {
 	EndedAt         time.Time `json:"ended_at"`
 	// DataCollection and Evaluation are null until the provider's
 	// analysis exists, then objects (possibly empty).
-	DataCollection map[string]elevenlabs.DataItem   `json:"data_collection"`
-	Evaluation     map[string]elevenlabs.Evaluation `json:"evaluation"`
+	DataCollection map[string]model.VoiceDataItem   `json:"data_collection"`
+	Evaluation     map[string]model.VoiceEvaluation `json:"evaluation"`
 }
 
 // Detail is a conversation with its transcript.
 type Detail struct {
 	View
-	Transcript []elevenlabs.Turn `json:"transcript"`
+	Transcript []model.VoiceTranscriptTurn `json:"transcript"`
 }
 
 // ViewOf is the public shape of a stored conversation.
@@ -57,10 +56,10 @@ func ViewOf(c model.Conversation) View {
 	if c.HasAnalysis {
 		v.DataCollection, v.Evaluation = c.DataCollection, c.Evaluation
 		if v.DataCollection == nil {
-			v.DataCollection = map[string]elevenlabs.DataItem{}
+			v.DataCollection = map[string]model.VoiceDataItem{}
 		}
 		if v.Evaluation == nil {
-			v.Evaluation = map[string]elevenlabs.Evaluation{}
+			v.Evaluation = map[string]model.VoiceEvaluation{}
 		}
 	}
 	return v
@@ -71,7 +70,7 @@ func ViewOf(c model.Conversation) View {
 func DetailOf(c model.Conversation) Detail {
 	d := Detail{View: ViewOf(c), Transcript: c.Transcript}
 	if d.Transcript == nil {
-		d.Transcript = []elevenlabs.Turn{}
+		d.Transcript = []model.VoiceTranscriptTurn{}
 	}
 	return d
 }

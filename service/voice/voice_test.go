@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"parley/model"
 	"parley/platform/problem"
 	"parley/provider/elevenlabs"
 	"parley/rules/billing"
@@ -60,7 +61,7 @@ func TestFullDetailMapsToThePublicConversation(t *testing.T) {
 	if g, w := mustJSON(t, a), mustJSON(t, b); g != w {
 		t.Fatalf("mapped conversation\n got %s\nwant %s", g, w)
 	}
-	if row.AccountID != "acc_1" || row.ProviderID != "conv_0501k2inbound00000000001" || row.ProviderStatus != elevenlabs.StatusDone {
+	if row.AccountID != "acc_1" || row.ProviderID != "conv_0501k2inbound00000000001" || row.ProviderStatus != model.ConversationDone {
 		t.Fatalf("row: %+v", row)
 	}
 }
