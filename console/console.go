@@ -74,6 +74,15 @@ type Deps struct {
 	Log           *logrus.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// Profiles, Keys, Webhooks and Push serve the account pages
+	// (account.go); VAPIDPublicKey is the Web Push key browsers subscribe
+	// with, empty where push is not configured.
+	Profiles       Profiles
+	Keys           Keys
+	Webhooks       Webhooks
+	Push           Push
+	VAPIDPublicKey string
 }
 
 // Console serves the pages.
@@ -127,6 +136,7 @@ func (c *Console) Mount(r *gin.Engine) {
 	in.GET("/subtitles/:id/status", c.subtitleStatus)
 	in.POST("/subtitles/:id/srt", c.saveSRT)
 	in.POST("/subtitles/:id/reburn", c.reburn)
+	c.mountAccount(in)
 }
 
 // Run prunes ended sessions and used links until ctx ends.
