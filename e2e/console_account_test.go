@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -91,13 +92,15 @@ func TestConsoleKeys(t *testing.T) {
 	// Shown once: the list, read again, has the key but not its secret.
 	var html string
 	b.run(chromedp.Navigate(p.api.URL+"/console/account/keys"), chromedp.WaitVisible(fmt.Sprintf("#key-%d", created.ID), chromedp.ByID),
-		chromedp.OuterHTML("html", &html, chromedp.ByQuery))
+		chromedp.OuterHTML("html", &html, chromedp.ByQuery), chromedp.ScrollIntoView("#keys", chromedp.ByID))
+	b.shot("keys-list")
 	if strings.Contains(html, secret) || strings.Contains(html, `id="secret"`) {
 		t.Fatal("the keys page shows the secret again")
 	}
 
 	b.run(chromedp.Click(fmt.Sprintf("#revoke-%d", created.ID), chromedp.ByID),
-		chromedp.WaitVisible(fmt.Sprintf(`#key-%d[data-state="revoked"]`, created.ID), chromedp.ByQuery))
+		chromedp.WaitVisible(fmt.Sprintf(`#key-%d[data-state="revoked"]`, created.ID), chromedp.ByQuery),
+		chromedp.ScrollIntoView("#keys", chromedp.ByID))
 	b.shot("key-revoked")
 	p.do(http.MethodGet, "/profile", secret, nil).want(t, 401, "INVALID_API_KEY")
 	p.do(http.MethodGet, "/profile", key.Secret, nil).want(t, 200, "")
@@ -280,6 +283,21 @@ func TestConsoleWebhooks(t *testing.T) {
 	}
 	b.run(chromedp.Click("#subscriptions button.danger", chromedp.ByQuery), chromedp.WaitVisible("#no-subscriptions", chromedp.ByID))
 
+	// The button itself, in this Chromium with notifications allowed: the
+	// browser subscribes and the row appears, or the page says why not
+	// (headless Chromium without a network never hears from its push
+	// service: the page gives up on it and says so).
+	b.run(cdpbrowser.GrantPermissions([]cdpbrowser.PermissionType{cdpbrowser.PermissionTypeNotifications}).WithOrigin(p.api.URL),
+		chromedp.Click("#push-subscribe", chromedp.ByID))
+	b.until("the push button's outcome", `!!document.getElementById("subscriptions") || !document.getElementById("push-message").hidden`, 40*time.Second)
+	b.shot("push-button")
+	var outcome string
+	b.run(chromedp.Evaluate(`document.getElementById("subscriptions") ? "subscribed" : document.getElementById("push-message").textContent`, &outcome))
+	t.Logf("push button: %s", outcome)
+	if outcome != "subscribed" && !strings.HasPrefix(outcome, "تعذّر على المتصفح الاشتراك:") {
+		t.Fatalf("after the push button the page says %q", outcome)
+	}
+
 	// A browser without the Push API is told so, and the button is off.
 	b.run(chromedp.ActionFunc(func(ctx context.Context) error {
 		_, err := page.AddScriptToEvaluateOnNewDocument(`delete window.PushManager`).Do(ctx)
@@ -295,6 +313,7 @@ func TestConsoleWebhooks(t *testing.T) {
 	// The endpoint is deleted from its page.
 	b.run(chromedp.Navigate(fmt.Sprintf("%s/console/account/webhooks/%d", p.api.URL, hook.ID)), chromedp.WaitVisible("#delete-hook", chromedp.ByID),
 		chromedp.Click("#delete-hook", chromedp.ByID), chromedp.WaitVisible("#new-hook", chromedp.ByID))
+	b.shot("webhook-deleted")
 	p.do(http.MethodGet, "/webhooks", key.Secret, nil).want(t, 200, "").decode(t, &hooks)
 	if len(hooks.Webhooks) != 0 {
 		t.Fatalf("after the delete the API lists %+v", hooks.Webhooks)

@@ -179,7 +179,10 @@
         try {
           if (await Notification.requestPermission() !== "granted") { say(push.dataset.denied); return; }
           const reg = await activated(await navigator.serviceWorker.register(push.dataset.worker));
-          const sub = await reg.pushManager.subscribe({userVisibleOnly: true, applicationServerKey: key(push.dataset.key)});
+          // A browser that cannot reach its push service may never answer.
+          const sub = await Promise.race([
+            reg.pushManager.subscribe({userVisibleOnly: true, applicationServerKey: key(push.dataset.key)}),
+            new Promise((_, no) => setTimeout(() => no(new Error(push.dataset.timeout)), 20000))]);
           const r = await fetch(push.dataset.action, {method: "POST", body: JSON.stringify(sub.toJSON()),
             headers: {"Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf()}});
           if (r.status === 201) { window.location.reload(); return; }
