@@ -77,6 +77,15 @@ type Deps struct {
 	Log     *logrus.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// Profiles, Keys, Webhooks and Push serve the account pages
+	// (account.go); VAPIDPublicKey is the Web Push key browsers subscribe
+	// with, empty where push is not configured.
+	Profiles       Profiles
+	Keys           Keys
+	Webhooks       Webhooks
+	Push           Push
+	VAPIDPublicKey string
 }
 
 // Console serves the pages.
@@ -144,6 +153,7 @@ func (c *Console) Mount(r *gin.Engine) {
 	sms.GET("/threads/:id/messages", c.threadJSON)
 	sms.POST("/threads/:id", c.updateThread)
 	sms.POST("/threads/:id/reply", c.reply)
+	c.mountAccount(in)
 }
 
 // Run prunes ended sessions and used links until ctx ends.

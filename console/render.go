@@ -72,7 +72,8 @@ func (l localizer) T(key string, params map[string]any) string {
 	return s
 }
 
-// parsePages builds one template set per page: the layout plus the page.
+// parsePages builds one template set per page: the layout, the partials
+// (templates/_*.html, shared by several pages) and the page.
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		// secs shows an optional duration in whole seconds.
@@ -90,7 +91,7 @@ func parsePages() (map[string]*template.Template, error) {
 			return l.T(key, params)
 		},
 	}
-	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html")
+	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/_*.html")
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	for _, name := range names {
 		page := strings.TrimSuffix(path.Base(name), ".html")
-		if page == "layout" {
+		if page == "layout" || strings.HasPrefix(page, "_") {
 			continue
 		}
 		t, err := template.Must(base.Clone()).ParseFS(templateFiles, name)
@@ -122,6 +123,7 @@ var nav = []navItem{
 	{"nav.sms", Base + "/sms"},
 	{"nav.inbox", Base + "/sms/threads"},
 	{"nav.voice", Base + "/voice"},
+	{"nav.account", Base + "/account"},
 }
 
 // sections maps each page to its navigation entry.
@@ -131,6 +133,8 @@ var sections = map[string]string{
 	"sms": "sms", "batch": "sms",
 	"threads": "sms/threads", "thread": "sms/threads",
 	"conversations": "voice", "conversation": "voice",
+	"account": "account", "account-keys": "account", "account-webhooks": "account",
+	"account-webhook": "account", "account-notifications": "account",
 }
 
 // view is what every page's template sees.

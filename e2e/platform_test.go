@@ -95,6 +95,8 @@ type options struct {
 	// consoleSMTP is the SMTP server the web console mails sign-in links
 	// through; empty: the console has no mail (console_platform_test.go).
 	consoleSMTP string
+	// vapidPublicKey is the Web Push key the console offers browsers.
+	vapidPublicKey string
 }
 
 func startPlatform(t testing.TB, o options) *platform {

@@ -243,4 +243,66 @@
       if (cur !== marked) { if (marked) marked.classList.remove("now"); if (cur) cur.classList.add("now"); marked = cur; }
     });
   }
+
+  // A secret shown once: the button copies it; nothing keeps it.
+  document.querySelectorAll("[data-copy]").forEach((b) => b.addEventListener("click", () => {
+    const field = document.querySelector(b.dataset.copy);
+    field.select();
+    if (navigator.clipboard) navigator.clipboard.writeText(field.value).then(() => { b.textContent = b.dataset.done; });
+  }));
+
+  // Push notifications: subscribe this browser with the server's VAPID key
+  // and hand the subscription to the console, or say why it cannot.
+  const push = document.getElementById("push");
+  if (push) {
+    const button = document.getElementById("push-subscribe");
+    const msg = document.getElementById("push-message");
+    const say = (text) => { msg.textContent = text; msg.hidden = false; };
+    const supported = window.isSecureContext && "serviceWorker" in navigator && "PushManager" in window && "Notification" in window;
+    if (supported) {
+      // Mark the row of this browser's own subscription.
+      navigator.serviceWorker.getRegistration(push.dataset.worker)
+        .then((reg) => reg && reg.pushManager.getSubscription())
+        .then((sub) => {
+          if (!sub) return;
+          document.querySelectorAll("#subscriptions tr[data-endpoint]").forEach((row) => {
+            if (row.dataset.endpoint === sub.endpoint) row.querySelector(".this-browser").hidden = false;
+          });
+        }).catch(() => { /* nothing to mark */ });
+    }
+    if (button && !supported) { button.disabled = true; say(push.dataset.unsupported); }
+    if (button && supported) {
+      const key = (b64) => {
+        const s = atob(b64.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - b64.length % 4) % 4));
+        return Uint8Array.from(s, (ch) => ch.charCodeAt(0));
+      };
+      // pushManager.subscribe needs an active worker; the worker's scope is
+      // its own folder, so navigator.serviceWorker.ready would never come.
+      const activated = (reg) => new Promise((resolve) => {
+        const w = reg.installing || reg.waiting;
+        if (!w) { resolve(reg); return; }
+        w.addEventListener("statechange", () => { if (w.state === "activated") resolve(reg); });
+      });
+      button.addEventListener("click", async () => {
+        button.disabled = true; msg.hidden = true;
+        try {
+          if (await Notification.requestPermission() !== "granted") { say(push.dataset.denied); return; }
+          const reg = await activated(await navigator.serviceWorker.register(push.dataset.worker));
+          // A browser that cannot reach its push service may never answer.
+          const sub = await Promise.race([
+            reg.pushManager.subscribe({userVisibleOnly: true, applicationServerKey: key(push.dataset.key)}),
+            new Promise((_, no) => setTimeout(() => no(new Error(push.dataset.timeout)), 20000))]);
+          const r = await fetch(push.dataset.action, {method: "POST", body: JSON.stringify(sub.toJSON()),
+            headers: {"Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf()}});
+          if (r.status === 201) { window.location.reload(); return; }
+          const body = await r.json().catch(() => ({}));
+          say(push.dataset.failed + " " + (body.error || r.statusText));
+        } catch (err) {
+          say(push.dataset.failed + " " + err.message);
+        } finally {
+          button.disabled = false;
+        }
+      });
+    }
+  }
 })();

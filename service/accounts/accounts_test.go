@@ -98,6 +98,17 @@ func TestIssueKey(t *testing.T) {
 					t.Fatalf("issued %+v", k)
 				}
 			}},
+		{name: "a console session grants any user scope", caller: SessionCaller("acc_1", "he"),
+			req: KeyRequest{Name: "from the console", Scopes: []string{apikey.SMSSend, apikey.WebhooksManage}, ExpiresAt: &month},
+			check: func(t *testing.T, k IssuedKey) {
+				if k.AccountID != "acc_1" || k.OwnerType != apikey.OwnerUser || k.Tier != "standard" || len(k.Scopes) != 2 {
+					t.Fatalf("issued %+v", k)
+				}
+			}},
+		{name: "a console session grants no admin scope", caller: SessionCaller("acc_1", "he"),
+			req: KeyRequest{Name: "k", Scopes: []string{apikey.AdminKeys}, ExpiresAt: &month}, want: problem.InvalidScope},
+		{name: "a console session issues no admin key", caller: SessionCaller("acc_1", "he"),
+			req: KeyRequest{Name: "k", OwnerType: apikey.OwnerAdmin, Scopes: []string{apikey.ProfileRead}}, want: problem.ValidationError},
 		{name: "an account that does not exist", caller: admin,
 			req: KeyRequest{Name: "k", AccountID: "acc_9", ExpiresAt: &month}, want: problem.ValidationError},
 	} {

@@ -24,6 +24,13 @@ type Caller struct {
 	Locale string
 }
 
+// SessionCaller is who a web console session of the account acts as: a
+// user key with every user scope, of the standard tier (the one every
+// configuration has), as docs/decisions.md says. It has no key of its own.
+func SessionCaller(accountID, locale string) Caller {
+	return Caller{AccountID: accountID, OwnerType: apikey.OwnerUser, Scopes: slices.Clone(apikey.UserScopes), Tier: "standard", Locale: locale}
+}
+
 // HasScope reports whether the caller's key grants scope.
 func (c Caller) HasScope(scope string) bool { return slices.Contains(c.Scopes, scope) }
 

@@ -15,6 +15,7 @@ import (
 // SubscriptionStore keeps the push subscriptions.
 type SubscriptionStore interface {
 	Save(ctx context.Context, s *model.PushSubscription) error
+	List(ctx context.Context, accountID string) ([]model.PushSubscription, error)
 	Delete(ctx context.Context, accountID string, id int64) error
 }
 
@@ -66,6 +67,19 @@ func (s *Subscriptions) Subscribe(ctx context.Context, accountID string, sub web
 		return Subscription{}, err
 	}
 	return Subscription{ID: row.ID, Endpoint: row.Endpoint, CreatedAt: row.CreatedAt.UTC()}, nil
+}
+
+// List returns the account's subscriptions, without their keys.
+func (s *Subscriptions) List(ctx context.Context, accountID string) ([]Subscription, error) {
+	rows, err := s.store.List(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Subscription, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Subscription{ID: r.ID, Endpoint: r.Endpoint, CreatedAt: r.CreatedAt.UTC()})
+	}
+	return out, nil
 }
 
 // Unsubscribe deletes one of the account's subscriptions.

@@ -23,6 +23,16 @@ func (s *subscriptionStore) Save(_ context.Context, sub *model.PushSubscription)
 	return nil
 }
 
+func (s *subscriptionStore) List(_ context.Context, accountID string) ([]model.PushSubscription, error) {
+	out := []model.PushSubscription{}
+	for _, sub := range s.saved {
+		if sub.AccountID == accountID {
+			out = append(out, sub)
+		}
+	}
+	return out, nil
+}
+
 func (s *subscriptionStore) Delete(context.Context, string, int64) error { return model.ErrNotFound }
 
 // endpointGuard refuses hosts named "internal" and cannot check "down".
@@ -71,6 +81,14 @@ func TestSubscribe(t *testing.T) {
 			}
 			if tc.want == "" && (sub.ID != 1 || sub.Endpoint != tc.endpoint || store.saved[0].P256dh != tc.keys.P256dh) {
 				t.Fatalf("subscription %+v, stored %+v", sub, store.saved)
+			}
+			svc := NewSubscriptions(store, endpointGuard{})
+			mine, err := svc.List(context.Background(), "acc_1")
+			if err != nil || len(mine) != len(store.saved) {
+				t.Fatalf("the owner lists %+v, %v; stored %+v", mine, err, store.saved)
+			}
+			if theirs, _ := svc.List(context.Background(), "acc_2"); len(theirs) != 0 {
+				t.Fatalf("another account lists %+v", theirs)
 			}
 			if tc.want != "" && len(store.saved) != 0 {
 				t.Fatal("a refused subscription was stored")

@@ -1,0 +1,118 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/model"
+	"parley/provider/webpush"
+	"parley/service/accounts"
+	"parley/service/notify"
+	"parley/service/webhooks"
+)
+
+// The account pages: balance and usage, API keys, webhook endpoints with
+// their deliveries, and this browser's push subscription. Each calls the
+// service method its REST handler calls, as the session's caller
+// (accounts.SessionCaller), so a session sees and changes only its account.
+
+// Profiles reads an account's balance and usage (service/accounts).
+type Profiles interface {
+	Profile(ctx context.Context, accountID string) (accounts.Profile, error)
+}
+
+// Keys lists, issues and revokes an account's API keys (service/accounts).
+type Keys interface {
+	Keys(ctx context.Context, caller accounts.Caller) ([]accounts.Key, error)
+	IssueKey(ctx context.Context, caller accounts.Caller, req accounts.KeyRequest) (accounts.IssuedKey, error)
+	RevokeKey(ctx context.Context, caller accounts.Caller, id int64) (accounts.Key, error)
+}
+
+// Webhooks keeps an account's endpoints and replays their deliveries
+// (service/webhooks).
+type Webhooks interface {
+	List(ctx context.Context, accountID string) ([]webhooks.Endpoint, error)
+	Register(ctx context.Context, accountID string, r webhooks.Registration) (webhooks.CreatedEndpoint, error)
+	Delete(ctx context.Context, accountID string, id int64) error
+	Deliveries(ctx context.Context, accountID string, endpointID int64) ([]webhooks.Delivery, error)
+	Replay(ctx context.Context, accountID string, id int64) (webhooks.Replayed, error)
+}
+
+// Push keeps the browsers an account is notified in (service/notify).
+type Push interface {
+	Subscribe(ctx context.Context, accountID string, sub webpush.Subscription) (notify.Subscription, error)
+	List(ctx context.Context, accountID string) ([]notify.Subscription, error)
+	Unsubscribe(ctx context.Context, accountID string, id int64) error
+}
+
+func (c *Console) mountAccount(in *gin.RouterGroup) {
+	in.GET("/account", c.accountPage)
+	in.GET("/account/keys", c.keysPage)
+	in.POST("/account/keys", c.createKey)
+	in.POST("/account/keys/:id/revoke", c.revokeKey)
+	in.GET("/account/webhooks", c.webhooksPage)
+	in.POST("/account/webhooks", c.createWebhook)
+	in.GET("/account/webhooks/:id", c.webhookPage)
+	in.POST("/account/webhooks/:id/delete", c.deleteWebhook)
+	in.POST("/account/webhooks/:id/deliveries/:delivery/replay", c.replayDelivery)
+	in.GET("/account/notifications", c.notificationsPage)
+	in.POST("/account/notifications/push", c.subscribePush)
+	in.POST("/account/notifications/push/:id/delete", c.unsubscribePush)
+}
+
+// caller is who the session acts as when it manages keys.
+func (c *Console) caller(g *gin.Context) accounts.Caller {
+	row, _, _ := session(g)
+	locale := ""
+	if row.Account != nil {
+		locale = row.Account.Locale
+	}
+	return accounts.SessionCaller(row.AccountID, locale)
+}
+
+// paramID is a numeric path parameter; a malformed one names nothing the
+// account has.
+func paramID(g *gin.Context, name string) (int64, bool) {
+	id, err := strconv.ParseInt(g.Param(name), 10, 64)
+	return id, err == nil && id > 0
+}
+
+// accountFailed shows a failure of an account page: what the account does
+// not have is the not-found page, whoever else has it.
+func (c *Console) accountFailed(g *gin.Context, err error) {
+	if errors.Is(err, model.ErrNotFound) {
+		c.fail(g, http.StatusNotFound, "account.notFound", nil)
+		return
+	}
+	c.failProblem(g, err)
+}
+
+func (c *Console) accountPage(g *gin.Context) {
+	p, err := c.d.Profiles.Profile(g, c.accountID(g))
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	c.render(g, http.StatusOK, "account", map[string]any{"Profile": p, "Services": spendRows(p.Usage)})
+}
+
+// spendRow is one service's spend; the catalogue names each service
+// (service.<name>).
+type spendRow struct {
+	Service string
+	USD     float64
+}
+
+func spendRows(u accounts.Usage) []spendRow {
+	rows := make([]spendRow, 0, len(u.SpendByService))
+	for _, svc := range slices.Sorted(maps.Keys(u.SpendByService)) {
+		rows = append(rows, spendRow{svc, u.SpendByService[svc]})
+	}
+	return rows
+}

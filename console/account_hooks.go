@@ -1,0 +1,164 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/gin-gonic/gin"
+
+	"parley/model"
+	"parley/platform/problem"
+	"parley/provider/webpush"
+	"parley/rules/webhookevent"
+	"parley/service/notify"
+	"parley/service/webhooks"
+)
+
+// webhooksPage lists the account's endpoints with the form for a new one;
+// created is the endpoint just added, whose signing secret this one answer
+// shows.
+func (c *Console) webhooksPage(g *gin.Context) {
+	c.renderWebhooks(g, http.StatusOK, nil)
+}
+
+func (c *Console) renderWebhooks(g *gin.Context, status int, created *webhooks.CreatedEndpoint) {
+	list, err := c.d.Webhooks.List(g, c.accountID(g))
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	c.render(g, status, "account-webhooks", map[string]any{"Endpoints": list, "Events": webhookevent.Types(), "Created": created})
+}
+
+// createWebhook registers an endpoint through Register, as POST
+// /api/v1/webhooks does (the URL guard included); no event chosen means
+// every event.
+func (c *Console) createWebhook(g *gin.Context) {
+	created, err := c.d.Webhooks.Register(g, c.accountID(g), webhooks.Registration{URL: g.PostForm("url"), Events: g.PostFormArray("event")})
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	c.renderWebhooks(g, http.StatusCreated, &created)
+}
+
+// webhookPage shows one endpoint and its latest deliveries, each with its
+// attempts, as GET /api/v1/webhooks/{id}/deliveries lists them.
+func (c *Console) webhookPage(g *gin.Context) {
+	id, ok := paramID(g, "id")
+	if !ok {
+		c.accountFailed(g, model.ErrNotFound)
+		return
+	}
+	deliveries, err := c.d.Webhooks.Deliveries(g, c.accountID(g), id)
+	if err != nil {
+		c.accountFailed(g, err)
+		return
+	}
+	list, err := c.d.Webhooks.List(g, c.accountID(g))
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	for _, e := range list {
+		if e.ID == id {
+			c.render(g, http.StatusOK, "account-webhook", map[string]any{
+				"Endpoint": e, "Deliveries": deliveries, "Replayed": g.Query("replayed"),
+			})
+			return
+		}
+	}
+	c.accountFailed(g, model.ErrNotFound)
+}
+
+func (c *Console) deleteWebhook(g *gin.Context) {
+	id, ok := paramID(g, "id")
+	if !ok {
+		c.accountFailed(g, model.ErrNotFound)
+		return
+	}
+	if err := c.d.Webhooks.Delete(g, c.accountID(g), id); err != nil {
+		c.accountFailed(g, err)
+		return
+	}
+	g.Redirect(http.StatusSeeOther, Base+"/account/webhooks")
+}
+
+// replayDelivery sends a delivery again through Replay, as POST
+// /api/v1/webhooks/deliveries/{id}/replay does; the service checks the
+// delivery is the account's, the endpoint in the path only leads back.
+func (c *Console) replayDelivery(g *gin.Context) {
+	endpoint, ok := paramID(g, "id")
+	delivery, ok2 := paramID(g, "delivery")
+	if !ok || !ok2 {
+		c.accountFailed(g, model.ErrNotFound)
+		return
+	}
+	if _, err := c.d.Webhooks.Replay(g, c.accountID(g), delivery); err != nil {
+		c.accountFailed(g, err)
+		return
+	}
+	g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/account/webhooks/%d?replayed=%d", Base, endpoint, delivery))
+}
+
+// notificationsPage shows the browsers the account is notified in, and
+// offers to add this one with the server's VAPID public key.
+func (c *Console) notificationsPage(g *gin.Context) {
+	subs, err := c.d.Push.List(g, c.accountID(g))
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	rows := make([]pushRow, len(subs))
+	for i, s := range subs {
+		rows[i] = pushRow{Subscription: s, Host: s.Endpoint}
+		if u, err := url.Parse(s.Endpoint); err == nil {
+			rows[i].Host = u.Host
+		}
+	}
+	c.render(g, http.StatusOK, "account-notifications", map[string]any{"Subscriptions": rows, "VAPIDKey": c.d.VAPIDPublicKey})
+}
+
+// pushRow is a subscription as the list shows it: by its push service's
+// host (the rest of the endpoint is the browser's address there).
+type pushRow struct {
+	notify.Subscription
+	Host string
+}
+
+// maxSubscriptionBody bounds a PushSubscription's JSON (an endpoint URL and
+// two short keys).
+const maxSubscriptionBody = 8 << 10
+
+// subscribePush stores this browser's PushSubscription (its toJSON(), sent
+// by the page's script) through Subscribe, as POST
+// /api/v1/notifications/push-subscriptions does.
+func (c *Console) subscribePush(g *gin.Context) {
+	var sub webpush.Subscription
+	dec := json.NewDecoder(http.MaxBytesReader(g.Writer, g.Request.Body, maxSubscriptionBody))
+	if err := dec.Decode(&sub); err != nil {
+		c.failProblem(g, problem.Invalid("subscription", "is not a PushSubscription's JSON"))
+		return
+	}
+	created, err := c.d.Push.Subscribe(g, c.accountID(g), sub)
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	g.JSON(http.StatusCreated, created)
+}
+
+func (c *Console) unsubscribePush(g *gin.Context) {
+	id, ok := paramID(g, "id")
+	if !ok {
+		c.accountFailed(g, model.ErrNotFound)
+		return
+	}
+	if err := c.d.Push.Unsubscribe(g, c.accountID(g), id); err != nil {
+		c.accountFailed(g, err)
+		return
+	}
+	g.Redirect(http.StatusSeeOther, Base+"/account/notifications")
+}
