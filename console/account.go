@@ -18,7 +18,8 @@ import (
 )
 
 // The account pages: balance and usage, API keys, webhook endpoints with
-// their deliveries, and this browser's push subscription. Each calls the
+// their deliveries, notification preferences and this browser's push
+// subscription. Each calls the
 // service method its REST handler calls, as the session's caller
 // (accounts.SessionCaller), so a session sees and changes only its account.
 
@@ -44,6 +45,13 @@ type Webhooks interface {
 	Replay(ctx context.Context, accountID string, id int64) (webhooks.Replayed, error)
 }
 
+// Preferences reads and sets an account's notification preferences: what
+// the job forms ask for unless changed (service/accounts).
+type Preferences interface {
+	NotificationPreferences(ctx context.Context, accountID string) (accounts.NotificationPreferences, error)
+	SetNotificationPreferences(ctx context.Context, accountID string, d accounts.NotifyDefaults) (accounts.NotificationPreferences, error)
+}
+
 // Push keeps the browsers an account is notified in (service/notify).
 type Push interface {
 	Subscribe(ctx context.Context, accountID string, sub webpush.Subscription) (notify.Subscription, error)
@@ -62,6 +70,7 @@ func (c *Console) mountAccount(in *gin.RouterGroup) {
 	in.POST("/account/webhooks/:id/delete", c.deleteWebhook)
 	in.POST("/account/webhooks/:id/deliveries/:delivery/replay", c.replayDelivery)
 	in.GET("/account/notifications", c.notificationsPage)
+	in.POST("/account/notifications/preferences", c.savePreferences)
 	in.POST("/account/notifications/push", c.subscribePush)
 	in.POST("/account/notifications/push/:id/delete", c.unsubscribePush)
 }

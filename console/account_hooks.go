@@ -12,6 +12,7 @@ import (
 	"parley/platform/problem"
 	"parley/provider/webpush"
 	"parley/rules/webhookevent"
+	"parley/service/accounts"
 	"parley/service/notify"
 	"parley/service/webhooks"
 )
@@ -103,9 +104,21 @@ func (c *Console) replayDelivery(g *gin.Context) {
 	g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/account/webhooks/%d?replayed=%d", Base, endpoint, delivery))
 }
 
-// notificationsPage shows the browsers the account is notified in, and
-// offers to add this one with the server's VAPID public key.
+// notificationsPage shows the account's notification preferences and the
+// browsers it is notified in, and offers to add this one with the server's
+// VAPID public key.
 func (c *Console) notificationsPage(g *gin.Context) {
+	c.renderNotifications(g, http.StatusOK, g.Query("saved") != "", "")
+}
+
+// renderNotifications shows the page; saved says the preferences were just
+// stored, refusal (a catalogue key) why they were not.
+func (c *Console) renderNotifications(g *gin.Context, status int, saved bool, refusal string) {
+	prefs, err := c.d.Preferences.NotificationPreferences(g, c.accountID(g))
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
 	subs, err := c.d.Push.List(g, c.accountID(g))
 	if err != nil {
 		c.failProblem(g, err)
@@ -118,7 +131,26 @@ func (c *Console) notificationsPage(g *gin.Context) {
 			rows[i].Host = u.Host
 		}
 	}
-	c.render(g, http.StatusOK, "account-notifications", map[string]any{"Subscriptions": rows, "VAPIDKey": c.d.VAPIDPublicKey})
+	c.render(g, status, "account-notifications", map[string]any{"Prefs": prefs, "Saved": saved, "Refusal": refusal,
+		"Subscriptions": rows, "VAPIDKey": c.d.VAPIDPublicKey})
+}
+
+// savePreferences stores the preferences form through
+// SetNotificationPreferences; texts without a verified phone are refused
+// on the page itself, in the account's language.
+func (c *Console) savePreferences(g *gin.Context) {
+	_, err := c.d.Preferences.SetNotificationPreferences(g, c.accountID(g), accounts.NotifyDefaults{
+		EmailAfter: g.PostForm("email_after") == "on", SMSAfter: g.PostForm("sms_after") == "on",
+	})
+	if p, ok := problem.As(err); ok && p.Code == problem.ValidationError && p.Details["field"] == accounts.FieldSMSAfter {
+		c.renderNotifications(g, http.StatusBadRequest, false, "prefs.smsNeedsPhone")
+		return
+	}
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	g.Redirect(http.StatusSeeOther, Base+"/account/notifications?saved=1")
 }
 
 // pushRow is a subscription as the list shows it: by its push service's

@@ -78,12 +78,14 @@ type Deps struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	// Profiles, Keys, Webhooks and Push serve the account pages
-	// (account.go); VAPIDPublicKey is the Web Push key browsers subscribe
-	// with, empty where push is not configured.
+	// Profiles, Keys, Webhooks, Preferences and Push serve the account
+	// pages (account.go), Preferences the job forms too; VAPIDPublicKey is
+	// the Web Push key browsers subscribe with, empty where push is not
+	// configured.
 	Profiles       Profiles
 	Keys           Keys
 	Webhooks       Webhooks
+	Preferences    Preferences
 	Push           Push
 	VAPIDPublicKey string
 }

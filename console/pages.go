@@ -27,7 +27,7 @@ func (c *Console) transcribePage(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	c.render(g, http.StatusOK, "transcribe", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list})
+	c.renderJobForm(g, "transcribe", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list})
 }
 
 func (c *Console) subtitlesPage(g *gin.Context) {
@@ -36,8 +36,20 @@ func (c *Console) subtitlesPage(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	c.render(g, http.StatusOK, "subtitles", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list,
+	c.renderJobForm(g, "subtitles", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list,
 		"Fonts": []string{subtitles.DefaultFont, "Noto Sans", "DejaVu Serif"}})
+}
+
+// renderJobForm shows a page with a job form, whose e-mail and text boxes
+// start as the account's notification preferences say.
+func (c *Console) renderJobForm(g *gin.Context, page string, data map[string]any) {
+	prefs, err := c.d.Preferences.NotificationPreferences(g, c.accountID(g))
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	data["Prefs"] = prefs
+	c.render(g, http.StatusOK, page, data)
 }
 
 func (c *Console) options(g *gin.Context, fields map[string]string) jobs.Options {

@@ -153,6 +153,7 @@ func TestConsoleCSRFAccount(t *testing.T) {
 		"/console/account/webhooks/1/deliveries/1/replay",
 		"/console/account/notifications/push",
 		"/console/account/notifications/push/1/delete",
+		"/console/account/notifications/preferences",
 	}
 	for _, path := range posts {
 		var status int

@@ -19,7 +19,7 @@ func (p *platform) mountConsole(srv *api.Server, svc wiring.Services, store stor
 		BaseURL: p.cfg.BaseURL, MaxUploadSize: p.cfg.MaxUploadSize,
 		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: p.objects,
 		Voice: svc.Voice, Catalog: catalog, Log: testenv.Logger(), Now: o.now,
-		Profiles: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Push: svc.Push, VAPIDPublicKey: o.vapidPublicKey,
+		Profiles: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Preferences: svc.Accounts, Push: svc.Push, VAPIDPublicKey: o.vapidPublicKey,
 	}
 	if svc.SMS != nil {
 		d.SMS = svc.SMS

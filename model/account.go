@@ -19,6 +19,11 @@ type Account struct {
 	BalanceMicros       billing.Micros `bun:"balance_micros"`
 	ConcurrentJobsLimit *int           `bun:"concurrent_jobs_limit"`
 	// SMSCountries overrides the default list of enabled SMS destinations.
-	SMSCountries []string  `bun:"sms_countries,array"`
-	CreatedAt    time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	SMSCountries []string `bun:"sms_countries,array"`
+	// DefaultEmailAfter and DefaultSMSAfter are the owner's notification
+	// preferences: what the console's job forms ask for unless changed.
+	// DefaultSMSAfter is only on while the phone is verified.
+	DefaultEmailAfter bool      `bun:"default_email_after"`
+	DefaultSMSAfter   bool      `bun:"default_sms_after"`
+	CreatedAt         time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }

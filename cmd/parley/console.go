@@ -23,7 +23,7 @@ func newConsole(cfg config.Config, store storage.Store, objects *storage.Objects
 		BaseURL: cfg.BaseURL, MaxUploadSize: cfg.MaxUploadSize,
 		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: objects,
 		Voice: svc.Voice, Catalog: catalog, Log: log,
-		Profiles: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Push: svc.Push, VAPIDPublicKey: cfg.VAPIDPublicKey,
+		Profiles: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Preferences: svc.Accounts, Push: svc.Push, VAPIDPublicKey: cfg.VAPIDPublicKey,
 	}
 	if svc.SMS != nil {
 		d.SMS = svc.SMS

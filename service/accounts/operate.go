@@ -85,7 +85,8 @@ func (s *Service) FindAccount(ctx context.Context, ref string) (Account, error) 
 }
 
 // AccountChange is what an operator changes on an account: a new phone
-// (unverified until said), the phone verified, paid or free.
+// (unverified until said, and with the owner's SMS preference off), the
+// phone verified, paid or free.
 type AccountChange struct {
 	Phone         string
 	PhoneVerified bool
@@ -105,8 +106,9 @@ func (s *Service) UpdateAccount(ctx context.Context, id string, ch AccountChange
 		if err != nil {
 			return Account{}, problem.Invalid("phone", err.Error())
 		}
-		acc.Phone, acc.PhoneVerified = &p.E164, false
-		columns = append(columns, "phone", "phone_verified")
+		// The owner asked for texts to the old phone, not to this one.
+		acc.Phone, acc.PhoneVerified, acc.DefaultSMSAfter = &p.E164, false, false
+		columns = append(columns, "phone", "phone_verified", "default_sms_after")
 	}
 	if ch.PhoneVerified {
 		if acc.Phone == nil {
