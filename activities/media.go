@@ -135,17 +135,13 @@ func (a *Media) downloadError(err error) error {
 func (a *Media) PrepareAudio(ctx context.Context, in workflows.PrepareAudioInput) (workflows.AudioResult, error) {
 	defer keepAlive(ctx)()
 	enterStage(ctx, a.Jobs, in.JobID, jobspec.Extracting, 0)
-	source, err := a.sourceKey(ctx, in.JobID, in.SourceKey)
-	if err != nil {
-		return workflows.AudioResult{}, err
-	}
 	dir, cleanup, err := workDir(a.TempDir, in.JobID)
 	if err != nil {
 		return workflows.AudioResult{}, err
 	}
 	defer cleanup()
 	src, wav := filepath.Join(dir, "source"), filepath.Join(dir, "audio.wav")
-	if err := a.Objects.GetFile(ctx, source, src); err != nil {
+	if err := a.Objects.GetFile(ctx, in.SourceKey, src); err != nil {
 		return workflows.AudioResult{}, err
 	}
 	if err := a.Tool.ExtractAudio(ctx, src, wav); err != nil {
@@ -165,38 +161,18 @@ func (a *Media) PrepareAudio(ctx context.Context, in workflows.PrepareAudioInput
 	return workflows.AudioResult{AudioKey: key, DurationSec: seconds}, nil
 }
 
-// sourceKey is the media an activity works on: the key its input names, or
-// for a workflow started before inputs carried keys, the job's media.
-func (a *Media) sourceKey(ctx context.Context, jobID int64, key string) (string, error) {
-	if key != "" {
-		return key, nil
-	}
-	job, err := a.Jobs.Get(ctx, jobID)
-	if err != nil {
-		return "", err
-	}
-	if job.MediaKey == nil {
-		return "", fmt.Errorf("job %d has no media", jobID)
-	}
-	return *job.MediaKey, nil
-}
-
 // CleanAudio runs noise reduction on the job's audio track and stores the
 // cleaned track, which both the engine and the burned video then use.
 func (a *Media) CleanAudio(ctx context.Context, in workflows.CleanAudioInput) (workflows.AudioResult, error) {
 	defer keepAlive(ctx)()
 	enterStage(ctx, a.Jobs, in.JobID, jobspec.Cleaning, 0)
-	source, err := a.sourceKey(ctx, in.JobID, in.SourceKey)
-	if err != nil {
-		return workflows.AudioResult{}, err
-	}
 	dir, cleanup, err := workDir(a.TempDir, in.JobID)
 	if err != nil {
 		return workflows.AudioResult{}, err
 	}
 	defer cleanup()
 	src, out := filepath.Join(dir, "source"), filepath.Join(dir, "cleaned.wav")
-	if err := a.Objects.GetFile(ctx, source, src); err != nil {
+	if err := a.Objects.GetFile(ctx, in.SourceKey, src); err != nil {
 		return workflows.AudioResult{}, err
 	}
 	if err := a.Cleaner.Clean(ctx, src, out); err != nil {

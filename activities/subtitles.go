@@ -128,19 +128,12 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 			}
 		},
 	}
-	source, cleaned := in.SourceKey, in.CleanedAudioKey
-	if source == "" { // a workflow started before inputs carried keys
-		source = orZero(job.MediaKey)
-		if job.UseVoiceCleanup {
-			cleaned = jobspec.CleanedAudioKey(job.ID)
-		}
-	}
-	if err := a.Objects.GetFile(ctx, source, burn.Video); err != nil {
+	if err := a.Objects.GetFile(ctx, in.SourceKey, burn.Video); err != nil {
 		return workflows.BurnResult{}, err
 	}
-	if cleaned != "" {
+	if in.CleanedAudioKey != "" {
 		burn.Audio = filepath.Join(dir, "cleaned.wav")
-		if err := a.Objects.GetFile(ctx, cleaned, burn.Audio); err != nil {
+		if err := a.Objects.GetFile(ctx, in.CleanedAudioKey, burn.Audio); err != nil {
 			return workflows.BurnResult{}, err
 		}
 	}
