@@ -16,7 +16,9 @@
 #   PARLEY_MINIO_PORT=9000 PARLEY_MINIO_CONSOLE_PORT=9001
 # Other knobs:
 #   DATABASE_URL           when set, no PostgreSQL is started; DIR/env passes it on
-#   PARLEY_PG_FSYNC_OFF=1  fsync, synchronous_commit, full_page_writes off (tests)
+#   PARLEY_NO_FSYNC=1      nothing waits for the disk (tests): PostgreSQL without
+#                          fsync, synchronous_commit and full_page_writes,
+#                          Temporal's SQLite in WAL mode with synchronous=off
 #   PARLEY_PG_MAX_CONNECTIONS  PostgreSQL's max_connections (default: its own, 100)
 #   PARLEY_HEADLESS=1      no Temporal web UI, no MinIO console (tests)
 #   PARLEY_TOOLS_BIN       where temporal and minio are (default: <repo>/bin)
@@ -240,7 +242,7 @@ start_postgres() {
 	if is_root; then chown postgres: "$LOGS/postgres.log"; fi
 
 	opts="-p $PG_PORT -k '$sock' -c listen_addresses=127.0.0.1"
-	if [[ ${PARLEY_PG_FSYNC_OFF:-} == 1 ]]; then
+	if [[ ${PARLEY_NO_FSYNC:-} == 1 ]]; then
 		opts+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	fi
 	if [[ -n ${PARLEY_PG_MAX_CONNECTIONS:-} ]]; then
@@ -288,7 +290,7 @@ temporal_ready() {
 }
 
 start_temporal() {
-	local pid ui=(--ui-port "$TEMPORAL_UI_PORT")
+	local pid ui=(--ui-port "$TEMPORAL_UI_PORT") sync=()
 	[[ -x $TOOLS_BIN/temporal ]] || {
 		log "$TOOLS_BIN/temporal is missing; run: make tools"
 		exit 1
@@ -300,9 +302,12 @@ start_temporal() {
 	else
 		require_free_port "$TEMPORAL_UI_PORT" "temporal web UI" || fail "" "cannot start temporal"
 	fi
+	if [[ ${PARLEY_NO_FSYNC:-} == 1 ]]; then
+		sync=(--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=off)
+	fi
 	log_mark temporal
 	setsid "$TOOLS_BIN/temporal" server start-dev \
-		--ip 127.0.0.1 --port "$TEMPORAL_PORT" "${ui[@]}" \
+		--ip 127.0.0.1 --port "$TEMPORAL_PORT" "${ui[@]}" "${sync[@]}" \
 		--db-filename "$DIR/temporal.db" --log-level warn \
 		</dev/null >>"$LOGS/temporal.log" 2>&1 &
 	pid=$!

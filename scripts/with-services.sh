@@ -66,7 +66,7 @@ export PARLEY_PG_PORT PARLEY_TEMPORAL_PORT PARLEY_TEMPORAL_UI_PORT \
 # Never point tests at a database from the caller's environment: the
 # integration tests truncate tables.
 unset DATABASE_URL
-PARLEY_PG_FSYNC_OFF=1 PARLEY_HEADLESS=1 "$ROOT/scripts/services.sh" start "$dir"
+PARLEY_NO_FSYNC=1 PARLEY_HEADLESS=1 "$ROOT/scripts/services.sh" start "$dir"
 
 # shellcheck source=/dev/null
 . "$dir/env"

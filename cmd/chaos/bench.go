@@ -255,7 +255,7 @@ func benchDev(ctx context.Context, r *run, root string, jobs, recipients int) (b
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "dev.sh"))
 	cmd.Dir = root
-	cmd.Env = append(cleanEnv(), "PARLEY_DEV_DIR="+devDir, "PARLEY_HEADLESS=1", "PARLEY_PG_FSYNC_OFF=",
+	cmd.Env = append(cleanEnv(), "PARLEY_DEV_DIR="+devDir, "PARLEY_HEADLESS=1", "PARLEY_NO_FSYNC=",
 		"PARLEY_PG_PORT="+ports["PARLEY_PG_PORT"], "PARLEY_TEMPORAL_PORT="+ports["PARLEY_TEMPORAL_PORT"],
 		"PARLEY_TEMPORAL_UI_PORT="+ports["PARLEY_TEMPORAL_UI_PORT"], "PARLEY_MINIO_PORT="+ports["PARLEY_MINIO_PORT"],
 		"PARLEY_MINIO_CONSOLE_PORT="+ports["PARLEY_MINIO_CONSOLE_PORT"], "PARLEY_HTTP_ADDR=127.0.0.1:"+ports["http"],
