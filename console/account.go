@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/model"
 	"parley/provider/webpush"
 	"parley/service/accounts"
 	"parley/service/notify"
@@ -90,16 +88,6 @@ func (c *Console) caller(g *gin.Context) accounts.Caller {
 func paramID(g *gin.Context, name string) (int64, bool) {
 	id, err := strconv.ParseInt(g.Param(name), 10, 64)
 	return id, err == nil && id > 0
-}
-
-// accountFailed shows a failure of an account page: what the account does
-// not have is the not-found page, whoever else has it.
-func (c *Console) accountFailed(g *gin.Context, err error) {
-	if errors.Is(err, model.ErrNotFound) {
-		c.fail(g, http.StatusNotFound, "account.notFound", nil)
-		return
-	}
-	c.failProblem(g, err)
 }
 
 func (c *Console) accountPage(g *gin.Context) {

@@ -50,12 +50,12 @@ func (c *Console) createWebhook(g *gin.Context) {
 func (c *Console) webhookPage(g *gin.Context) {
 	id, ok := paramID(g, "id")
 	if !ok {
-		c.accountFailed(g, model.ErrNotFound)
+		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	deliveries, err := c.d.Webhooks.Deliveries(g, c.accountID(g), id)
 	if err != nil {
-		c.accountFailed(g, err)
+		c.readFailed(g, err)
 		return
 	}
 	list, err := c.d.Webhooks.List(g, c.accountID(g))
@@ -71,17 +71,17 @@ func (c *Console) webhookPage(g *gin.Context) {
 			return
 		}
 	}
-	c.accountFailed(g, model.ErrNotFound)
+	c.readFailed(g, model.ErrNotFound)
 }
 
 func (c *Console) deleteWebhook(g *gin.Context) {
 	id, ok := paramID(g, "id")
 	if !ok {
-		c.accountFailed(g, model.ErrNotFound)
+		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	if err := c.d.Webhooks.Delete(g, c.accountID(g), id); err != nil {
-		c.accountFailed(g, err)
+		c.readFailed(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, Base+"/account/webhooks")
@@ -94,11 +94,11 @@ func (c *Console) replayDelivery(g *gin.Context) {
 	endpoint, ok := paramID(g, "id")
 	delivery, ok2 := paramID(g, "delivery")
 	if !ok || !ok2 {
-		c.accountFailed(g, model.ErrNotFound)
+		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	if _, err := c.d.Webhooks.Replay(g, c.accountID(g), delivery); err != nil {
-		c.accountFailed(g, err)
+		c.readFailed(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/account/webhooks/%d?replayed=%d", Base, endpoint, delivery))
@@ -185,11 +185,11 @@ func (c *Console) subscribePush(g *gin.Context) {
 func (c *Console) unsubscribePush(g *gin.Context) {
 	id, ok := paramID(g, "id")
 	if !ok {
-		c.accountFailed(g, model.ErrNotFound)
+		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	if err := c.d.Push.Unsubscribe(g, c.accountID(g), id); err != nil {
-		c.accountFailed(g, err)
+		c.readFailed(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, Base+"/account/notifications")

@@ -93,11 +93,11 @@ func endOfDay(day string) (*time.Time, error) {
 func (c *Console) revokeKey(g *gin.Context) {
 	id, ok := paramID(g, "id")
 	if !ok {
-		c.accountFailed(g, model.ErrNotFound)
+		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	if _, err := c.d.Keys.RevokeKey(g, c.caller(g), id); err != nil {
-		c.accountFailed(g, err)
+		c.readFailed(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, Base+"/account/keys")

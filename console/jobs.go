@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -33,15 +32,8 @@ func (c *Console) accountID(g *gin.Context) string {
 	return row.AccountID
 }
 
-// jobID is the :id of a job page; a malformed one is a job the account
-// does not have.
-func jobID(g *gin.Context) (int64, bool) {
-	id, err := strconv.ParseInt(g.Param("id"), 10, 64)
-	return id, err == nil && id > 0
-}
-
-// readFailed shows a read's failure: a job the account does not have is
-// the not-found page, whoever else has it.
+// readFailed shows a read's failure: what the account does not have is the
+// not-found page, whoever else has it.
 func (c *Console) readFailed(g *gin.Context, err error) {
 	if errors.Is(err, model.ErrNotFound) {
 		c.fail(g, http.StatusNotFound, "error.notFound", nil)
@@ -51,7 +43,7 @@ func (c *Console) readFailed(g *gin.Context, err error) {
 }
 
 func (c *Console) transcription(g *gin.Context) (jobs.Transcription, bool) {
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return jobs.Transcription{}, false
@@ -102,7 +94,7 @@ func (c *Console) status(g *gin.Context, status string, p *jobs.Progress) {
 }
 
 func (c *Console) exportTranscription(g *gin.Context) {
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return
@@ -127,7 +119,7 @@ func asciiOnly(r rune) rune {
 // sourceMedia plays the media a transcription was made from, with ranges
 // so the player can seek to a word.
 func (c *Console) sourceMedia(g *gin.Context) {
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return
@@ -192,7 +184,7 @@ func (o *objectReader) Seek(offset int64, whence int) (int64, error) {
 // --- subtitles ---
 
 func (c *Console) subtitle(g *gin.Context) (jobs.Subtitles, bool) {
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return jobs.Subtitles{}, false
@@ -260,7 +252,7 @@ func cueRows(srt string) []cueRow {
 // service, as PUT /subtitles/{id}/srt does; a refusal is shown beside the
 // cue it names.
 func (c *Console) saveSRT(g *gin.Context) {
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return
@@ -303,7 +295,7 @@ func (c *Console) saveSRT(g *gin.Context) {
 
 // reburn burns the saved captions again, free, through the job service.
 func (c *Console) reburn(g *gin.Context) {
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return

@@ -237,7 +237,7 @@ func (c *Console) batch(g *gin.Context) (messaging.BatchView, bool) {
 	if !ok {
 		return messaging.BatchView{}, false
 	}
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return messaging.BatchView{}, false

@@ -74,7 +74,7 @@ func (c *Console) conversation(g *gin.Context) (messaging.Conversation, bool) {
 	if !ok {
 		return messaging.Conversation{}, false
 	}
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return messaging.Conversation{}, false
@@ -130,7 +130,7 @@ func (c *Console) updateThread(g *gin.Context) {
 	if !ok {
 		return
 	}
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return
@@ -167,7 +167,7 @@ func (c *Console) reply(g *gin.Context) {
 	if !ok {
 		return
 	}
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return

@@ -27,7 +27,7 @@ func (c *Console) conversationsPage(g *gin.Context) {
 }
 
 func (c *Console) conversationPage(g *gin.Context) {
-	id, ok := jobID(g)
+	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
 		return
