@@ -179,14 +179,23 @@ type estimate struct {
 	Summary       string  `json:"summary"`
 }
 
-func (c *Console) estimateSend(g *gin.Context) {
+// sendForm is the SMS service and the send its form asks for.
+func (c *Console) sendForm(g *gin.Context) (Messaging, messaging.SendRequest, bool) {
 	svc, ok := c.sms(g)
 	if !ok {
-		return
+		return nil, messaging.SendRequest{}, false
 	}
 	req, err := c.sendRequest(g)
 	if err != nil {
 		c.failProblem(g, err)
+		return nil, req, false
+	}
+	return svc, req, true
+}
+
+func (c *Console) estimateSend(g *gin.Context) {
+	svc, req, ok := c.sendForm(g)
+	if !ok {
 		return
 	}
 	e, err := svc.Estimate(g, req)
@@ -210,13 +219,8 @@ func (c *Console) estimateSend(g *gin.Context) {
 // send sends as POST /sms does: one recipient goes to its thread, several
 // to the batch's page.
 func (c *Console) send(g *gin.Context) {
-	svc, ok := c.sms(g)
+	svc, req, ok := c.sendForm(g)
 	if !ok {
-		return
-	}
-	req, err := c.sendRequest(g)
-	if err != nil {
-		c.failProblem(g, err)
 		return
 	}
 	res, err := svc.Send(g, req)
@@ -232,14 +236,22 @@ func (c *Console) send(g *gin.Context) {
 	c.created(g, fmt.Sprintf("%s/sms/threads/%d", Base, m.ThreadID), m.MessageID)
 }
 
-func (c *Console) batch(g *gin.Context) (messaging.BatchView, bool) {
+// smsTarget is the SMS service and the batch or thread a page names.
+func (c *Console) smsTarget(g *gin.Context) (Messaging, int64, bool) {
 	svc, ok := c.sms(g)
 	if !ok {
-		return messaging.BatchView{}, false
+		return nil, 0, false
 	}
 	id, ok := paramID(g, "id")
 	if !ok {
 		c.readFailed(g, model.ErrNotFound)
+	}
+	return svc, id, ok
+}
+
+func (c *Console) batch(g *gin.Context) (messaging.BatchView, bool) {
+	svc, id, ok := c.smsTarget(g)
+	if !ok {
 		return messaging.BatchView{}, false
 	}
 	b, err := svc.Batch(g, c.accountID(g), id)

@@ -70,13 +70,8 @@ func who(t messaging.ThreadView) string {
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
 func (c *Console) conversation(g *gin.Context) (messaging.Conversation, bool) {
-	svc, ok := c.sms(g)
+	svc, id, ok := c.smsTarget(g)
 	if !ok {
-		return messaging.Conversation{}, false
-	}
-	id, ok := paramID(g, "id")
-	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return messaging.Conversation{}, false
 	}
 	conv, err := svc.Thread(g, c.accountID(g), id, 0, threadMessages)
@@ -126,13 +121,8 @@ func (c *Console) threadJSON(g *gin.Context) {
 // updateThread marks a thread read, or archives or restores it, as
 // PATCH /sms/threads/{id} does.
 func (c *Console) updateThread(g *gin.Context) {
-	svc, ok := c.sms(g)
+	svc, id, ok := c.smsTarget(g)
 	if !ok {
-		return
-	}
-	id, ok := paramID(g, "id")
-	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	yes, no := true, false
@@ -163,13 +153,8 @@ func (c *Console) updateThread(g *gin.Context) {
 
 // reply sends into a thread as POST /sms/threads/{id}/reply does.
 func (c *Console) reply(g *gin.Context) {
-	svc, ok := c.sms(g)
+	svc, id, ok := c.smsTarget(g)
 	if !ok {
-		return
-	}
-	id, ok := paramID(g, "id")
-	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	sent, err := svc.Reply(g, messaging.ReplyRequest{AccountID: c.accountID(g), ThreadID: id, Body: g.PostForm("body")})
