@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"parley/rules/billing"
@@ -124,6 +125,40 @@ func TestConsoleSMS(t *testing.T) {
 		if row.ID == th.ID {
 			t.Fatalf("the archived thread is still in the inbox: %+v", row)
 		}
+	}
+
+	// Another account's session sees none of it: not the batch, not the
+	// thread or its messages, not in its lists, and cannot change it.
+	eve := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+	e := newBrowser(t, "eve")
+	e.signIn(p, mails, eve.Email)
+	e.run(chromedp.Navigate(p.api.URL+"/console/sms"), chromedp.WaitVisible("#body", chromedp.ByID))
+	for _, target := range []struct{ method, path string }{
+		{"GET", fmt.Sprintf("/console/sms/batches/%d", id)},
+		{"GET", fmt.Sprintf("/console/sms/batches/%d/status", id)},
+		{"GET", fmt.Sprintf("/console/sms/threads/%d", th.ID)},
+		{"GET", fmt.Sprintf("/console/sms/threads/%d/messages", th.ID)},
+		{"POST", fmt.Sprintf("/console/sms/threads/%d", th.ID)},
+		{"POST", fmt.Sprintf("/console/sms/threads/%d/reply", th.ID)},
+	} {
+		var status int
+		js := fmt.Sprintf(`fetch(%q, {method: %q, headers: {Accept: "application/json", "X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content},
+			body: %q === "POST" ? new URLSearchParams({action: "restore", body: "hi"}) : undefined}).then(r => r.status)`, target.path, target.method, target.method)
+		e.run(chromedp.Evaluate(js, &status, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		if status != http.StatusNotFound {
+			t.Fatalf("another account's %s %s: %d, want 404", target.method, target.path, status)
+		}
+	}
+	e.run(chromedp.Navigate(p.api.URL+"/console/sms/threads?archived=true"), chromedp.WaitVisible("#threads", chromedp.ByID))
+	var rows int
+	e.run(chromedp.Evaluate(`document.querySelectorAll("#threads tbody tr").length + document.querySelectorAll("#batches tbody tr").length`, &rows))
+	if rows != 0 {
+		t.Fatalf("another account's inbox lists %d threads", rows)
+	}
+	e.run(chromedp.Navigate(p.api.URL+fmt.Sprintf("/console/sms/threads/%d", th.ID)), chromedp.WaitVisible("#error-message", chromedp.ByID))
+	e.shot("not-found")
+	if page := p.thread(a, th.ID, ""); page.Thread.ArchivedAt == nil || len(page.Messages) != 4 {
+		t.Fatalf("the thread after another account's tries: %+v", page.Thread)
 	}
 	p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(id))
 }

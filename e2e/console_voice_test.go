@@ -51,4 +51,13 @@ func TestConsoleVoice(t *testing.T) {
 			t.Fatalf("%s shows %q, want %q in it", sel, got, want)
 		}
 	}
+
+	// Another account's session sees none of them.
+	other, _ := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	o := newBrowser(t, "other")
+	o.signIn(p, mails, other.Email)
+	o.run(chromedp.Navigate(fmt.Sprintf("%s/console/voice/%d", p.api.URL, newest.ID)), chromedp.WaitVisible("#error-message", chromedp.ByID))
+	o.shot("not-found")
+	o.run(chromedp.Navigate(p.api.URL+"/console/voice"), chromedp.WaitVisible("#no-conversations", chromedp.ByID))
+	o.shot("no-conversations")
 }
