@@ -206,17 +206,18 @@ func (n Notifications) Queue(ctx context.Context, j Job) error {
 	return nil
 }
 
-// StartReburn moves a done subtitle job to burning and numbers the run. It
-// returns the job as it was when it was not done, and ok=false.
+// StartReburn moves a done subtitle job to burning and numbers the run,
+// returning the job as it now is; when it was not done, the job as it is
+// and ok=false.
 func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run int, current Job, ok bool, err error) {
 	err = r.DB.NewUpdate().Model((*Job)(nil)).
 		Set("status = ?", jobspec.Burning).Set("burn_runs = burn_runs + 1").
 		Set("reburn_error_code = NULL, reburn_error_message = NULL").
 		Set(progressReset, jobspec.Burning).
 		Where("id = ? AND account_id = ? AND kind = ? AND status = ? AND deleted_at IS NULL", id, accountID, jobspec.Subtitles, jobspec.Done).
-		Returning("burn_runs").Scan(ctx, &run)
+		Returning("*").Scan(ctx, &current)
 	if err == nil {
-		return run, Job{}, true, nil
+		return current.BurnRuns, current, true, nil
 	}
 	if notFound(err) != ErrNotFound {
 		return 0, Job{}, false, fmt.Errorf("start reburn: %w", err)

@@ -241,7 +241,8 @@ func (s *Service) subtitles(ctx context.Context, req SubtitlesRequest) (model.Jo
 }
 
 // Reburn moves a done subtitle job to burning and starts the re-burn
-// workflow; it returns the run number.
+// workflow on the job's video (and cleaned track); it returns the run
+// number.
 func (s *Service) Reburn(ctx context.Context, accountID string, id int64) (int, error) {
 	run, current, ok, err := s.d.Jobs.StartReburn(ctx, accountID, id)
 	switch {
@@ -254,7 +255,11 @@ func (s *Service) Reburn(ctx context.Context, accountID string, id int64) (int, 
 	}
 	j := workflows.Job{AccountID: accountID, Kind: jobspec.Subtitles, ID: id,
 		Summary: fmt.Sprintf("Re-burn %d of subtitle job %d", run, id)}
-	if err := workflows.StartReburn(ctx, s.d.Temporal, j, workflows.ReburnInput{JobID: id, Run: run}); err != nil {
+	in := workflows.ReburnInput{JobID: id, Run: run, SourceKey: orZero(current.MediaKey)}
+	if current.UseVoiceCleanup {
+		in.CleanedAudioKey = jobspec.CleanedAudioKey(id)
+	}
+	if err := workflows.StartReburn(ctx, s.d.Temporal, j, in); err != nil {
 		if rerr := s.d.Jobs.EndReburn(context.WithoutCancel(ctx), id, "", ""); rerr != nil {
 			s.d.Log.WithError(rerr).WithField("job_id", id).Error("could not return job to done after a failed re-burn start")
 		}

@@ -14,6 +14,7 @@ import (
 	"parley/provider/media"
 	"parley/rules/jobspec"
 	"parley/rules/medialink"
+	"parley/workflows"
 )
 
 type fixture struct {
@@ -204,7 +205,9 @@ func TestReburn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, audio)
-			j := model.Job{ID: 4, AccountID: "acc_1", Kind: jobspec.Subtitles, Status: tc.status, BurnRuns: 1}
+			media := "uploads/video"
+			j := model.Job{ID: 4, AccountID: "acc_1", Kind: jobspec.Subtitles, Status: tc.status, BurnRuns: 1,
+				MediaKey: &media, UseVoiceCleanup: true}
 			if tc.done {
 				at := j.CreatedAt
 				j.CompletedAt = &at
@@ -217,6 +220,12 @@ func TestReburn(t *testing.T) {
 			}
 			if tc.want == "" && (run != 2 || len(f.temporal.started) != 1) {
 				t.Fatalf("run %d, started %v", run, f.temporal.started)
+			}
+			// The re-burn names the media it burns: the job's video and its
+			// cleaned track.
+			want := workflows.ReburnInput{JobID: 4, Run: 2, SourceKey: media, CleanedAudioKey: jobspec.CleanedAudioKey(4)}
+			if tc.want == "" && f.temporal.inputs[0] != want {
+				t.Fatalf("re-burn input %+v, want %+v", f.temporal.inputs[0], want)
 			}
 			if (len(f.jobs.reburnEnded) == 1) != tc.ended {
 				t.Fatalf("re-burn ended %v, want %v", f.jobs.reburnEnded, tc.ended)

@@ -125,7 +125,7 @@ func (f *fakeJobs) StartReburn(_ context.Context, accountID string, id int64) (i
 				return 0, j, false, nil
 			}
 			f.jobs[i].Status, f.jobs[i].BurnRuns = jobspec.Burning, j.BurnRuns+1
-			return f.jobs[i].BurnRuns, model.Job{}, true, nil
+			return f.jobs[i].BurnRuns, f.jobs[i], true, nil
 		}
 	}
 	return 0, model.Job{}, false, model.ErrNotFound
@@ -205,18 +205,20 @@ func (fakeGuard) CheckContext(_ context.Context, raw string) error {
 type fakeTemporal struct {
 	mu      sync.Mutex
 	started []string
+	inputs  []any
 	fail    bool
 }
 
 var errDown = errors.New("temporal is down")
 
-func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, args ...any) (client.WorkflowRun, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.fail {
 		return nil, errDown
 	}
 	t.started = append(t.started, o.ID)
+	t.inputs = append(t.inputs, args...)
 	return nil, nil
 }
 
