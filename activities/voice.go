@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -160,7 +161,9 @@ func (a *Voice) SyncPage(ctx context.Context, in workflows.VoiceSyncPageInput) (
 		}
 		starts = append(starts, workflows.ConversationInput{ProviderID: s.ConversationID, AgentName: name})
 	}
-	if res.Started, err = a.startIngests(ctx, agent.AccountID, starts); err != nil {
+	var handoff []workflows.ConversationInput
+	res.Ingested, handoff = a.ingestPage(ctx, starts)
+	if res.Started, err = a.startIngests(ctx, agent.AccountID, handoff); err != nil {
 		return res, err
 	}
 	if page.HasMore {
@@ -199,6 +202,61 @@ func (a *Voice) FinishAgent(ctx context.Context, in workflows.VoiceFinishAgentIn
 		return res, err
 	}
 	return res, nil
+}
+
+// ingestConcurrency is how many of a page's calls one sync page ingests at
+// once; the provider client bounds its own requests in flight
+// (PARLEY_ELEVENLABS_CONCURRENCY), so this overlaps the database's work
+// with the provider's.
+const ingestConcurrency = 8
+
+// ingestPage ingests a page's calls in the sync's own activity, each
+// exactly as ConversationWorkflow does (fetch and store, conversation.ready
+// once analysed, charge once priced), every step idempotent. A call one of
+// whose steps fails is handed back, for its own ConversationWorkflow to
+// finish with retries (a provider error, a balance that does not cover the
+// charge yet). A workflow per call cost the sync most of its time in
+// Temporal (docs/decisions.md, "Voice sync throughput").
+func (a *Voice) ingestPage(ctx context.Context, ins []workflows.ConversationInput) (int, []workflows.ConversationInput) {
+	var (
+		mu       sync.Mutex
+		handoff  []workflows.ConversationInput
+		ingested atomic.Int64
+		wg       sync.WaitGroup
+	)
+	slots := make(chan struct{}, ingestConcurrency)
+	for _, in := range ins {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := a.ingestOne(ctx, in); err != nil {
+				activity.GetLogger(ctx).Warn("ingest in the sync failed: handed to its own workflow",
+					"ConversationID", in.ProviderID, "Error", err)
+				mu.Lock()
+				handoff = append(handoff, in)
+				mu.Unlock()
+				return
+			}
+			activity.RecordHeartbeat(ctx, ingested.Add(1))
+		})
+	}
+	wg.Wait()
+	return int(ingested.Load()), handoff
+}
+
+// ingestOne is ConversationWorkflow's steps for one call, in order.
+func (a *Voice) ingestOne(ctx context.Context, in workflows.ConversationInput) error {
+	got, err := a.Ingest(ctx, in)
+	if err != nil || !got.Stored {
+		return err
+	}
+	ref := workflows.ConversationRef{ConversationID: got.ConversationID}
+	if got.HasAnalysis {
+		if err := a.Ready(ctx, ref); err != nil {
+			return err
+		}
+	}
+	return a.Charge(ctx, ref)
 }
 
 // startConcurrency is how many ingest starts one sync page sends to

@@ -486,6 +486,38 @@ func TestVoiceEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("a call the sync cannot charge is finished by its own workflow", func(t *testing.T) {
+		broke, _ := testenv.Account(t, p.db, testenv.AccountOpts{})
+		if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &storage.VoiceAgent{AgentID: "agent_broke", AccountID: broke.ID, Name: "Broke"}); err != nil {
+			t.Fatal(err)
+		}
+		p.voice.Put(call("conv_broke", "agent_broke", "", now.Add(-2*time.Minute), 90, true))
+		// The sync stores it, cannot charge it (no balance) and hands it to
+		// conversation-conv_broke, which retries the charge.
+		eventually(t, time.Minute, "the sync hands the call to its own workflow", func() bool {
+			_, err := p.temporal.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID("conv_broke"), "")
+			return err == nil
+		})
+		row, err := p.byProviderID("conv_broke")
+		if err != nil || row.ChargedAt != nil || !row.HasAnalysis {
+			t.Fatalf("before a top-up: %+v %v", row, err)
+		}
+		cost := billing.ForDuration(90, p.voicePrice())
+		if _, err := (storage.Ledger{DB: p.db}).Post(ctx, storage.Movement{AccountID: broke.ID, Kind: storage.KindTopUp,
+			Amount: cost, Key: "test-topup-late:" + broke.ID}); err != nil {
+			t.Fatal(err)
+		}
+		p.waitIngest("conv_broke")
+		if row, err = p.byProviderID("conv_broke"); err != nil || row.ChargedAt == nil {
+			t.Fatalf("after the top-up: %+v %v", row, err)
+		}
+		var charges int
+		if err := p.db.NewSelect().Table("credit_ledger").ColumnExpr("count(*)").
+			Where("account_id = ? AND kind = 'charge'", broke.ID).Scan(ctx, &charges); err != nil || charges != 1 {
+			t.Fatalf("charges %d (%v), want 1", charges, err)
+		}
+	})
+
 	t.Run("tenancy", func(t *testing.T) {
 		if got := p.conversations(otherKey.Secret); len(got) != 0 {
 			t.Fatalf("another account sees %d conversations", len(got))

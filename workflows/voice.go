@@ -80,11 +80,14 @@ type VoiceSyncInput struct {
 
 // VoiceSyncResult counts what one sync run did.
 type VoiceSyncResult struct {
-	Agents  int
-	Pages   int
-	Listed  int
-	Started int
-	Failed  []string
+	Agents int
+	Pages  int
+	Listed int
+	// Ingested calls were stored (and charged once priced) by the sync
+	// itself; Started ones were handed to their own ConversationWorkflow.
+	Ingested int
+	Started  int
+	Failed   []string
 }
 
 // VoiceSyncPageInput asks for one page of an agent's conversations.
@@ -100,9 +103,12 @@ type VoiceSyncPageResult struct {
 	// NextCursor is "" after the last page.
 	NextCursor string
 	// Newest is the start of the newest call on the page (zero when empty).
-	Newest  time.Time
-	Listed  int
-	Started int
+	Newest time.Time
+	Listed int
+	// Ingested calls were stored by the page's activity; Started ones
+	// (whose ingest failed there) were handed to their own workflow.
+	Ingested int
+	Started  int
 }
 
 // VoiceFinishAgentInput closes an agent's walk.
@@ -157,7 +163,8 @@ func providerWork(ctx workflow.Context) workflow.Context {
 }
 
 // VoiceSyncWorkflow walks every mapped agent's new conversations page by
-// page and starts an ingest for each one not yet settled. Each page is one
+// page and ingests each one not yet settled, in the page's activity (a call
+// whose ingest fails there gets its own ConversationWorkflow). Each page is one
 // activity, so the UI shows the walk's progress; the run continues as new
 // after MaxActivities activities (or when the server suggests it), so no
 // listing, however long, makes its history unbounded. An agent whose walk fails is skipped until the next
@@ -209,6 +216,7 @@ func syncAgent(ctx workflow.Context, in *VoiceSyncInput, res *VoiceSyncResult, b
 		}
 		res.Pages++
 		res.Listed += got.Listed
+		res.Ingested += got.Ingested
 		res.Started += got.Started
 		if got.Newest.After(in.Newest) {
 			in.Newest = got.Newest
@@ -247,16 +255,15 @@ func (b *budget) spent(ctx workflow.Context) bool {
 // ConversationWorkflow ingests one conversation: fetch the detail and store
 // it with its transcript (priced once the call has ended), record
 // conversation.ready once the analysis is in, and post the charge. Every
-// step is idempotent, so the sync, the webhook and replays may all run it
-// for the same call: the ledger key (conversation, voice_minute) and the
-// event's (type, subject) make the second run change nothing.
+// step is idempotent, so the webhook, the sync (whose page activity runs
+// the same steps itself and starts this workflow for a call they failed
+// for, and for the calls it revisits) and replays may all run it for the
+// same call: the ledger key (conversation, voice_minute) and the event's
+// (type, subject) make the second run change nothing.
 //
-// The steps run as local activities in the worker that runs the workflow:
-// a sync starts thousands of these, and as task-queue activities each one
-// cost three activity tasks and four workflow tasks on the server, which
-// is what bounded the sync's throughput (docs/decisions.md, "Voice sync
-// throughput"). Ingests started before "conversation-local-steps" keep
-// their queue activities when they replay.
+// The steps run as local activities in the worker that runs the workflow,
+// so one workflow task does the whole ingest (docs/decisions.md, "Voice
+// sync throughput").
 func ConversationWorkflow(ctx workflow.Context, in ConversationInput) (ConversationIngestResult, error) {
 	fetch, book := localProviderWork(ctx), localBookkeeping(ctx)
 	run := workflow.ExecuteLocalActivity
