@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"parley/model"
 	"parley/provider/webpush"
 	"parley/service/accounts"
 	"parley/service/notify"
@@ -83,11 +84,15 @@ func (c *Console) caller(g *gin.Context) accounts.Caller {
 	return accounts.SessionCaller(row.AccountID, locale)
 }
 
-// paramID is a numeric path parameter; a malformed one names nothing the
-// account has.
-func paramID(g *gin.Context, name string) (int64, bool) {
+// pathID is a numeric path parameter; a malformed one names nothing the
+// account has, so it answers with the not-found page and false.
+func (c *Console) pathID(g *gin.Context, name string) (int64, bool) {
 	id, err := strconv.ParseInt(g.Param(name), 10, 64)
-	return id, err == nil && id > 0
+	if err != nil || id <= 0 {
+		c.readFailed(g, model.ErrNotFound)
+		return 0, false
+	}
+	return id, true
 }
 
 func (c *Console) accountPage(g *gin.Context) {

@@ -48,9 +48,8 @@ func (c *Console) createWebhook(g *gin.Context) {
 // webhookPage shows one endpoint and its latest deliveries, each with its
 // attempts, as GET /api/v1/webhooks/{id}/deliveries lists them.
 func (c *Console) webhookPage(g *gin.Context) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	deliveries, err := c.d.Webhooks.Deliveries(g, c.accountID(g), id)
@@ -75,9 +74,8 @@ func (c *Console) webhookPage(g *gin.Context) {
 }
 
 func (c *Console) deleteWebhook(g *gin.Context) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	if err := c.d.Webhooks.Delete(g, c.accountID(g), id); err != nil {
@@ -91,10 +89,12 @@ func (c *Console) deleteWebhook(g *gin.Context) {
 // /api/v1/webhooks/deliveries/{id}/replay does; the service checks the
 // delivery is the account's, the endpoint in the path only leads back.
 func (c *Console) replayDelivery(g *gin.Context) {
-	endpoint, ok := paramID(g, "id")
-	delivery, ok2 := paramID(g, "delivery")
-	if !ok || !ok2 {
-		c.readFailed(g, model.ErrNotFound)
+	endpoint, ok := c.pathID(g, "id")
+	if !ok {
+		return
+	}
+	delivery, ok := c.pathID(g, "delivery")
+	if !ok {
 		return
 	}
 	if _, err := c.d.Webhooks.Replay(g, c.accountID(g), delivery); err != nil {
@@ -183,9 +183,8 @@ func (c *Console) subscribePush(g *gin.Context) {
 }
 
 func (c *Console) unsubscribePush(g *gin.Context) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	if err := c.d.Push.Unsubscribe(g, c.accountID(g), id); err != nil {

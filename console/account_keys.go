@@ -7,7 +7,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/model"
 	"parley/platform/problem"
 	"parley/rules/apikey"
 	"parley/service/accounts"
@@ -91,9 +90,8 @@ func endOfDay(day string) (*time.Time, error) {
 // revokeKey revokes one of the account's keys through RevokeKey, as
 // DELETE /api/v1/keys/{id} does.
 func (c *Console) revokeKey(g *gin.Context) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	if _, err := c.d.Keys.RevokeKey(g, c.caller(g), id); err != nil {

@@ -43,9 +43,8 @@ func (c *Console) readFailed(g *gin.Context, err error) {
 }
 
 func (c *Console) transcription(g *gin.Context) (jobs.Transcription, bool) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return jobs.Transcription{}, false
 	}
 	job, err := c.d.Jobs.GetTranscription(g, c.accountID(g), id)
@@ -94,9 +93,8 @@ func (c *Console) status(g *gin.Context, status string, p *jobs.Progress) {
 }
 
 func (c *Console) exportTranscription(g *gin.Context) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	exp, err := c.d.Jobs.Export(g, c.accountID(g), id, g.Query("format"))
@@ -119,9 +117,8 @@ func asciiOnly(r rune) rune {
 // sourceMedia plays the media a transcription was made from, with ranges
 // so the player can seek to a word.
 func (c *Console) sourceMedia(g *gin.Context) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	m, err := c.d.Jobs.SourceMedia(g, c.accountID(g), jobspec.Transcription, id)
@@ -184,9 +181,8 @@ func (o *objectReader) Seek(offset int64, whence int) (int64, error) {
 // --- subtitles ---
 
 func (c *Console) subtitle(g *gin.Context) (jobs.Subtitles, bool) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return jobs.Subtitles{}, false
 	}
 	job, err := c.d.Jobs.GetSubtitles(g, c.accountID(g), id)
@@ -252,9 +248,8 @@ func cueRows(srt string) []cueRow {
 // service, as PUT /subtitles/{id}/srt does; a refusal is shown beside the
 // cue it names.
 func (c *Console) saveSRT(g *gin.Context) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	timings, texts := g.PostFormArray("timing"), g.PostFormArray("text")
@@ -295,9 +290,8 @@ func (c *Console) saveSRT(g *gin.Context) {
 
 // reburn burns the saved captions again, free, through the job service.
 func (c *Console) reburn(g *gin.Context) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	if _, err := c.d.Jobs.Reburn(g, c.accountID(g), id); err != nil {

@@ -242,9 +242,8 @@ func (c *Console) smsTarget(g *gin.Context) (Messaging, int64, bool) {
 	if !ok {
 		return nil, 0, false
 	}
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 	}
 	return svc, id, ok
 }

@@ -27,9 +27,8 @@ func (c *Console) conversationsPage(g *gin.Context) {
 }
 
 func (c *Console) conversationPage(g *gin.Context) {
-	id, ok := paramID(g, "id")
+	id, ok := c.pathID(g, "id")
 	if !ok {
-		c.readFailed(g, model.ErrNotFound)
 		return
 	}
 	d, err := c.d.Voice.Get(g, c.accountID(g), id)
