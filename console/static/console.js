@@ -101,6 +101,13 @@
   const getJSON = (url) => fetch(url, {headers: {Accept: "application/json"}, cache: "no-store"})
     .then((r) => r.ok ? r.json() : Promise.reject(r.status));
 
+  // showStatus draws a status badge.
+  const showStatus = (el, status, label) => { el.textContent = label; el.className = "status s-" + status; };
+
+  // post sends a state-changing request of the page's own, with its token.
+  const post = (url, body, headers = {}) => fetch(url, {method: "POST", body,
+    headers: {Accept: "application/json", "X-CSRF-Token": csrf(), ...headers}});
+
   // every calls f once a second, or after 5 s when it failed; f's promise
   // resolving to true stops it.
   const every = (f) => {
@@ -116,7 +123,7 @@
     const stage = document.getElementById("stage");
     const bar = document.getElementById("live");
     every(() => getJSON(job.dataset.statusUrl).then((s) => {
-      label.textContent = s.label; label.className = "status s-" + s.status;
+      showStatus(label, s.status, s.label);
       if (stage) stage.textContent = s.stage || "";
       if (bar) { if (s.fraction == null) bar.removeAttribute("value"); else bar.value = s.fraction; }
       if (s.final) window.location.reload();
@@ -130,8 +137,7 @@
   if (batch && batch.dataset.final !== "true") {
     const bar = document.getElementById("live");
     every(() => getJSON(batch.dataset.statusUrl).then((s) => {
-      const label = document.getElementById("status");
-      label.textContent = s.label; label.className = "status s-" + s.status;
+      showStatus(document.getElementById("status"), s.status, s.label);
       document.getElementById("sent").textContent = s.sent;
       document.getElementById("failed").textContent = s.failed;
       document.getElementById("price").textContent = s.price;
@@ -139,8 +145,7 @@
       for (const [id, r] of Object.entries(s.rows)) {
         const row = document.getElementById("r-" + id);
         if (!row) continue;
-        const st = row.querySelector("[data-status]");
-        st.textContent = r.label; st.className = "status s-" + r.status;
+        showStatus(row.querySelector("[data-status]"), r.status, r.label);
         row.querySelector("[data-error]").textContent = r.error;
       }
       if (s.final) batch.dataset.final = "true";
@@ -157,7 +162,7 @@
     const estimate = () => {
       const n = ++seq;
       const body = new FormData(send);
-      fetch(send.dataset.estimate, {method: "POST", body, headers: {Accept: "application/json", "X-CSRF-Token": csrf()}})
+      post(send.dataset.estimate, body)
         .then((r) => r.json().then((j) => ({ok: r.ok, j})))
         .then(({ok, j}) => {
           if (n !== seq) return;
@@ -202,8 +207,7 @@
   // An open thread shows new messages as they arrive and marks them read.
   const messages = document.getElementById("messages");
   if (messages) {
-    const markRead = () => fetch(messages.dataset.read, {method: "POST", body: new URLSearchParams({action: "read"}),
-      headers: {Accept: "application/json", "X-CSRF-Token": csrf()}});
+    const markRead = () => post(messages.dataset.read, new URLSearchParams({action: "read"}));
     if (messages.dataset.unread !== "0") markRead();
     every(() => getJSON(messages.dataset.poll).then((j) => {
       let added = false;
@@ -292,8 +296,7 @@
           const sub = await Promise.race([
             reg.pushManager.subscribe({userVisibleOnly: true, applicationServerKey: key(push.dataset.key)}),
             new Promise((_, no) => setTimeout(() => no(new Error(push.dataset.timeout)), 20000))]);
-          const r = await fetch(push.dataset.action, {method: "POST", body: JSON.stringify(sub.toJSON()),
-            headers: {"Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf()}});
+          const r = await post(push.dataset.action, JSON.stringify(sub.toJSON()), {"Content-Type": "application/json"});
           if (r.status === 201) { window.location.reload(); return; }
           const body = await r.json().catch(() => ({}));
           say(push.dataset.failed + " " + (body.error || r.statusText));
