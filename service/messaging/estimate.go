@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"parley/rules/billing"
 	"parley/rules/sms"
@@ -34,9 +35,9 @@ func (s *Service) Estimate(ctx context.Context, req SendRequest) (Estimate, erro
 	if err != nil {
 		return Estimate{}, err
 	}
-	first := sms.Measure(send.Messages[0].Body)
-	e := Estimate{Recipients: len(send.Messages), Characters: first.Chars, Segments: first.Segments,
-		Encoding: string(first.Encoding)}
+	first := send.Messages[0]
+	e := Estimate{Recipients: len(send.Messages), Characters: utf8.RuneCountInString(first.Body), Segments: first.Segments,
+		Encoding: first.Encoding}
 	for _, m := range send.Messages {
 		e.TotalSegments += m.Segments
 		e.Price += m.PriceMicros
