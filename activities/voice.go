@@ -222,25 +222,24 @@ func (a *Voice) ingestPage(ctx context.Context, ins []workflows.ConversationInpu
 		mu       sync.Mutex
 		handoff  []workflows.ConversationInput
 		ingested atomic.Int64
-		wg       sync.WaitGroup
+		g        errgroup.Group
 	)
-	slots := make(chan struct{}, ingestConcurrency)
+	g.SetLimit(ingestConcurrency)
 	for _, in := range ins {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
+		g.Go(func() error {
 			if err := a.ingestOne(ctx, in); err != nil {
 				activity.GetLogger(ctx).Warn("ingest in the sync failed: handed to its own workflow",
 					"ConversationID", in.ProviderID, "Error", err)
 				mu.Lock()
 				handoff = append(handoff, in)
 				mu.Unlock()
-				return
+				return nil
 			}
 			activity.RecordHeartbeat(ctx, ingested.Add(1))
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // every call's failure is a hand-off, never the page's
 	return int(ingested.Load()), handoff
 }
 
