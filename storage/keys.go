@@ -25,7 +25,7 @@ func (r Keys) Issue(ctx context.Context, spec KeySpec) (IssuedKey, error) {
 		OwnerType: spec.OwnerType, Scopes: spec.Scopes, Tier: spec.Tier, ExpiresAt: spec.ExpiresAt,
 	}
 	if k.Tier == "" {
-		k.Tier = "standard"
+		k.Tier = apikey.StandardTier
 	}
 	if _, err := r.DB.NewInsert().Model(&k).Returning("*").Exec(ctx); err != nil {
 		return IssuedKey{}, fmt.Errorf("insert api key: %w", err)

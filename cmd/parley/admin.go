@@ -187,7 +187,7 @@ func keyCreate(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args 
 	scopes := fs.String("scopes", "", "")
 	isAdmin := fs.Bool("admin", false, "")
 	expiresIn := fs.Duration("expires-in", 0, "")
-	tier := fs.String("tier", "standard", "")
+	tier := fs.String("tier", apikey.StandardTier, "")
 	if err := parse(fs, args, "account", "name", "scopes"); err != nil {
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func bootstrapDev(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, ar
 		return nil, err
 	}
 	key, err := svc.Accounts.IssueOperatorKey(ctx, accounts.OperatorKey{
-		AccountID: acc.ID, Name: "dev (all scopes)", Admin: true, Tier: "standard",
+		AccountID: acc.ID, Name: "dev (all scopes)", Admin: true, Tier: apikey.StandardTier,
 		Scopes: append(append([]string{}, apikey.UserScopes...), apikey.AdminScopes...),
 	})
 	if err != nil {

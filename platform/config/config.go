@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"parley/rules/apikey"
 )
 
 // Config is the whole configuration of a Parley process.
@@ -499,7 +501,7 @@ func ParseRateTiers(s string) (RateTiers, error) {
 		}
 		tiers[name] = RateTier{PerMinute: m, PerHour: h}
 	}
-	if _, ok := tiers["standard"]; !ok {
+	if _, ok := tiers[apikey.StandardTier]; !ok {
 		return nil, fmt.Errorf("the standard tier must be configured")
 	}
 	return tiers, nil

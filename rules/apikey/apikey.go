@@ -19,6 +19,10 @@ const SecretPrefix = "ak_live_"
 // displayChars is how much of the random part the stored prefix keeps.
 const displayChars = 8
 
+// StandardTier is the rate tier every configuration has and keys get
+// unless an operator chooses another.
+const StandardTier = "standard"
+
 // Owner types.
 const (
 	OwnerUser  = "user"

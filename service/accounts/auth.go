@@ -28,7 +28,7 @@ type Caller struct {
 // user key with every user scope, of the standard tier (the one every
 // configuration has), as docs/decisions.md says. It has no key of its own.
 func SessionCaller(accountID, locale string) Caller {
-	return Caller{AccountID: accountID, OwnerType: apikey.OwnerUser, Scopes: slices.Clone(apikey.UserScopes), Tier: "standard", Locale: locale}
+	return Caller{AccountID: accountID, OwnerType: apikey.OwnerUser, Scopes: slices.Clone(apikey.UserScopes), Tier: apikey.StandardTier, Locale: locale}
 }
 
 // HasScope reports whether the caller's key grants scope.

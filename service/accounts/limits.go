@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"parley/model"
+	"parley/rules/apikey"
 )
 
 // Allow counts one request of the caller's key against its tier's budget
@@ -15,7 +16,7 @@ import (
 func (s *Service) Allow(ctx context.Context, caller Caller) (time.Duration, error) {
 	tier, ok := s.d.Tiers[caller.Tier]
 	if !ok {
-		tier = s.d.Tiers["standard"]
+		tier = s.d.Tiers[apikey.StandardTier]
 	}
 	now := s.d.Now()
 	var windows []model.Window
