@@ -167,18 +167,6 @@ func parseCSV(r io.Reader) ([]messaging.Recipient, error) {
 	}
 }
 
-// estimate is what the send form shows while a person types: the API's own
-// segment count, encoding and price.
-type estimate struct {
-	Recipients    int     `json:"recipients"`
-	Characters    int     `json:"characters"`
-	Segments      int     `json:"segments"`
-	TotalSegments int     `json:"totalSegments"`
-	Encoding      string  `json:"encoding"`
-	PriceUSD      float64 `json:"priceUsd"`
-	Summary       string  `json:"summary"`
-}
-
 // sendForm is the SMS service and the send its form asks for.
 func (c *Console) sendForm(g *gin.Context) (Messaging, messaging.SendRequest, bool) {
 	svc, ok := c.sms(g)
@@ -203,17 +191,17 @@ func (c *Console) estimateSend(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
+	// The form shows one line: the API's own characters, segments and
+	// encoding, then the recipients and the price once there are some.
 	l := c.view(g, "", nil).L
-	out := estimate{Recipients: e.Recipients, Characters: e.Characters, Segments: e.Segments, TotalSegments: e.TotalSegments,
-		Encoding: e.Encoding, PriceUSD: e.Price.USD()}
-	params := map[string]any{"Chars": e.Characters, "Segments": e.Segments, "Encoding": l.T("sms.encoding."+e.Encoding, nil)}
-	out.Summary = l.T("sms.measure", params)
+	summary := l.T("sms.measure", map[string]any{"Chars": e.Characters, "Segments": e.Segments,
+		"Encoding": l.T("sms.encoding."+e.Encoding, nil)})
 	if e.Recipients > 0 {
-		params = map[string]any{"N": e.Recipients, "Segments": e.TotalSegments, "USD": fmt.Sprintf("%.4f", out.PriceUSD)}
-		out.Summary += " · " + l.T("sms.price", params)
+		summary += " · " + l.T("sms.price", map[string]any{"N": e.Recipients, "Segments": e.TotalSegments,
+			"USD": fmt.Sprintf("%.4f", e.Price.USD())})
 	}
 	g.Header("Cache-Control", "no-store")
-	g.JSON(http.StatusOK, out)
+	g.JSON(http.StatusOK, gin.H{"summary": summary})
 }
 
 // send sends as POST /sms does: one recipient goes to its thread, several
