@@ -16,6 +16,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -788,5 +790,104 @@ func BenchmarkSMSAdmission(b *testing.B) {
 		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 		b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50_ms")
 		b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max_ms")
+	}
+}
+
+// BenchmarkInboundDuringBatch: signed inbound messages posted by 8 senders
+// at once from the numbers a 10,000-recipient batch is sending to, while it
+// sends: inbound answered per second, p50 and p99 latency, and errors (any
+// answer but 200; target 0). The same load with no batch running is
+// measured first in the same run as the reference (alone_*).
+func BenchmarkInboundDuringBatch(b *testing.B) {
+	const n, senders = 10_000, 8
+	p := startPlatform(b, options{sms: true, callbackDelay: 50 * time.Millisecond})
+	a := smsBenchAccount(b, p)
+	rs := smsBenchRecipients(n)
+	body, err := json.Marshal(map[string]any{"from": a.From, "body": "Hi {{name}}, doors open at 7.", "recipients": rs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var seq atomic.Int64
+	// inbound posts from senders goroutines until stop is closed (or, with
+	// no stop, count posts each) and returns the latencies and errors.
+	inbound := func(stop <-chan struct{}, count int) (lat []time.Duration, errs int) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range senders {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := 0; ; k++ {
+					if stop == nil && k == count {
+						return
+					}
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					i := seq.Add(1)
+					form := url.Values{"MessageSid": {fmt.Sprintf("SMbench%026d", i)}, "AccountSid": {p.cfg.TwilioAccountSID},
+						"From": {rs[int(i)%n].Phone}, "To": {a.From}, "Body": {"See you there"}, "NumMedia": {"0"}}
+					start := time.Now()
+					code := p.postInbound(form, p.cfg.TwilioAuthToken)
+					took := time.Since(start)
+					mu.Lock()
+					lat = append(lat, took)
+					if code != http.StatusOK {
+						errs++
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return lat, errs
+	}
+	report := func(prefix string, lat []time.Duration, errs int, elapsed time.Duration) {
+		slices.Sort(lat)
+		b.ReportMetric(float64(len(lat))/elapsed.Seconds(), prefix+"inbound/s")
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, prefix+"p50_ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, prefix+"p99_ms")
+		b.ReportMetric(float64(errs), prefix+"errors")
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		lat, errs := inbound(nil, 100)
+		report("alone_", lat, errs, time.Since(start))
+
+		stop := make(chan struct{})
+		type result struct {
+			lat  []time.Duration
+			errs int
+			took time.Duration
+		}
+		done := make(chan result)
+		start = time.Now()
+		go func() {
+			lat, errs := inbound(stop, 0)
+			done <- result{lat, errs, time.Since(start)}
+		}()
+		var accepted struct{ JobID int64 }
+		p.do(http.MethodPost, "/sms", a.Key, bytes.NewReader(body), "Content-Type", "application/json").want(b, 202, "").decode(b, &accepted)
+		for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			var queued int
+			if err := p.db.NewSelect().Table("sms_messages").ColumnExpr("count(*)").
+				Where("batch_id = ? AND status = 'queued'", accepted.JobID).Scan(ctx, &queued); err != nil {
+				b.Fatal(err)
+			}
+			if queued == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("batch %d: %d messages still queued after 10 minutes", accepted.JobID, queued)
+			}
+		}
+		close(stop)
+		r := <-done
+		report("", r.lat, r.errs, r.took)
+		b.ReportMetric(r.took.Seconds(), "batch_sent_s")
 	}
 }

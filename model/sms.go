@@ -92,6 +92,10 @@ type SMSUsage struct {
 	// SentToday counts the account's outbound messages of the UTC day, by
 	// destination country.
 	SentToday map[string]int
+	// Quotas are the account's own daily quotas by country ('*' for any
+	// other, 'free' for a free account's total), read in the same
+	// transaction.
+	Quotas map[string]int
 	// Available is the balance less every reservation (running jobs and
 	// messages the carrier has not yet accepted).
 	Available billing.Micros

@@ -19,7 +19,12 @@ cmd=(go test -tags integration -count=1 -p 1 -timeout 40m "${flags[@]}" "${pkgs[
 echo "==> ${cmd[*]}"
 "$ROOT/scripts/with-services.sh" "${cmd[@]}"
 
-# The parsers of client bytes, fuzzed for a few seconds each on a full run.
+# On a full run: the test of two-way SMS traffic racing on one thread again
+# under the race detector (a build of its own, so only there), then the
+# parsers of client bytes, fuzzed for a few seconds each.
 if [[ ${PKG:-./...} == ./... && -z ${TESTFLAGS:-} ]]; then
+	race=(go test -race -tags integration -count=1 -timeout 20m -run '^TestSMSTwoWayTrafficOnOneThread$' ./e2e/)
+	echo "==> ${race[*]}"
+	"$ROOT/scripts/with-services.sh" "${race[@]}"
 	"$ROOT/scripts/fuzz.sh" "${PARLEY_FUZZTIME:-5s}"
 fi

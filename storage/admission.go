@@ -40,7 +40,7 @@ type Admissions struct{ DB *bun.DB }
 // the caps hold under any concurrency. A job under an Idempotency-Key that
 // already exists is ErrConflict.
 func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) error {
-	return a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return inTx(ctx, a.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var platformCap int
 		err := tx.NewSelect().Table("settings").Column("value").
 			Where("name = ?", SettingPlatformConcurrentJobs).For("UPDATE").Scan(ctx, &platformCap)
@@ -48,7 +48,7 @@ func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) 
 			return fmt.Errorf("lock platform cap: %w", err)
 		}
 		var acc Account
-		if err := tx.NewSelect().Model(&acc).Where("id = ?", j.AccountID).For("UPDATE").Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(&acc).Where("id = ?", j.AccountID).For("NO KEY UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
 		}
 		limit, err := accountLimit(ctx, tx, acc)
@@ -96,13 +96,13 @@ func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) 
 // (URL jobs learn their duration after the download). It fails with
 // InsufficientBalanceError when the balance cannot cover it.
 func (a Admissions) Reserve(ctx context.Context, jobKind string, jobID int64, estimate billing.Micros) error {
-	return a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return inTx(ctx, a.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var adm JobAdmission
 		if err := tx.NewSelect().Model(&adm).Where("job_kind = ? AND job_id = ?", jobKind, jobID).Scan(ctx); err != nil {
 			return notFound(err)
 		}
 		var acc Account
-		if err := tx.NewSelect().Model(&acc).Where("id = ?", adm.AccountID).For("UPDATE").Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(&acc).Where("id = ?", adm.AccountID).For("NO KEY UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
 		}
 		others, err := reservedMicros(ctx, tx, adm.AccountID, adm.ID)

@@ -18,7 +18,7 @@ type Events struct{ DB bun.IDB }
 // event's id and time, which the payload carries.
 func (r Events) Record(ctx context.Context, accountID, typ, subject string, build func(id int64, at time.Time) (json.RawMessage, error)) (Event, error) {
 	var e Event
-	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		err := tx.NewSelect().Model(&e).Where("type = ? AND subject = ?", typ, subject).Scan(ctx)
 		if err == nil {
 			return nil

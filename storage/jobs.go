@@ -138,7 +138,7 @@ func (r Jobs) Update(ctx context.Context, j *Job, columns ...string) error {
 // Finish moves a job to done or failed and frees its admission slot in one
 // transaction. A job already final keeps its first outcome.
 func (r Jobs) Finish(ctx context.Context, id int64, status, code, message string) error {
-	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model((*Job)(nil)).
 			Set("status = ?", status).Set("completed_at = now()").
 			Where("id = ? AND status NOT IN (?)", id, bun.In([]string{jobspec.Done, jobspec.Failed}))
@@ -159,7 +159,7 @@ func (r Jobs) Finish(ctx context.Context, id int64, status, code, message string
 // Reopen puts a failed job back to processing and takes its admission slot
 // again. Only an operator's reset of the job's workflow leads here.
 func (r Jobs) Reopen(ctx context.Context, id int64) error {
-	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var j Job
 		err := tx.NewUpdate().Model(&j).
 			Set("status = ?", jobspec.Processing).

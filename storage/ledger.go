@@ -49,7 +49,7 @@ func (l Ledger) postAllWith(ctx context.Context, ms []Movement, also func(contex
 	}
 	var entries []LedgerEntry
 	post := func() error {
-		return l.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return inTx(ctx, l.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 			entries = entries[:0]
 			for _, m := range ms {
 				e, err := postIn(ctx, tx, m)

@@ -82,7 +82,8 @@ func (r Jobs) StartChunks(ctx context.Context, id int64, chunks int) (bool, erro
 		return false, fmt.Errorf("job %d: %d chunks", id, chunks)
 	}
 	written := false
-	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		written = false
 		res, err := tx.NewUpdate().Model((*Job)(nil)).
 			Set("progress_stage = ?, progress_fraction = 0, progress_attempt = 0", jobspec.Transcribing).
 			Set("progress_chunks = ?, progress_chunks_done = 0, progress_updated_at = now()", chunks).

@@ -64,11 +64,15 @@ func (r SMS) SetQuota(ctx context.Context, accountID, country string, perDay int
 
 // Quotas are an account's quota overrides by country.
 func (r SMS) Quotas(ctx context.Context, accountID string) (map[string]int, error) {
+	return quotasOf(ctx, r.DB, accountID)
+}
+
+func quotasOf(ctx context.Context, db bun.IDB, accountID string) (map[string]int, error) {
 	var rows []struct {
 		Country string `bun:"country"`
 		PerDay  int    `bun:"per_day"`
 	}
-	if err := r.DB.NewSelect().Table("sms_quotas").Column("country", "per_day").Where("account_id = ?", accountID).Scan(ctx, &rows); err != nil {
+	if err := db.NewSelect().Table("sms_quotas").Column("country", "per_day").Where("account_id = ?", accountID).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("sms quotas: %w", err)
 	}
 	out := make(map[string]int, len(rows))
@@ -80,19 +84,25 @@ func (r SMS) Quotas(ctx context.Context, accountID string) (map[string]int, erro
 
 // Admit admits a send in one transaction under the account's row lock, so
 // that concurrent sends see each other: check (the caller's quota and
-// balance rules) sees the account's usage, and when it passes the missing
-// threads are created, the batch and the messages inserted. The messages
+// balance rules) sees the account's usage and quotas, read in the
+// transaction, and when it passes the missing threads are created, the
+// batch and the messages inserted. check must not query the database
+// itself: every connection of the pool may be held by an admission waiting
+// for this one's lock, and it would wait for a connection forever. The messages
 // hold their price in reserve while queued. It returns the batch id (0 for a
 // single message); the messages get their ids and threads.
 func (r SMS) Admit(ctx context.Context, send *SMSSend, now time.Time, check func(SMSUsage) error) (int64, error) {
 	var batchID int64
-	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var u SMSUsage
-		if err := tx.NewSelect().Model(&u.Account).Where("id = ?", send.AccountID).For("UPDATE").Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(&u.Account).Where("id = ?", send.AccountID).For("NO KEY UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
 		}
 		var err error
 		if u.SentToday, err = sentToday(ctx, tx, send.AccountID, now); err != nil {
+			return err
+		}
+		if u.Quotas, err = quotasOf(ctx, tx, send.AccountID); err != nil {
 			return err
 		}
 		reserved, err := reservedMicros(ctx, tx, send.AccountID, 0)
@@ -243,9 +253,7 @@ func reservedMicros(ctx context.Context, db bun.IDB, accountID string, excludeID
 // creating the missing ones, and maps recipient to thread. Existing threads
 // are not written here: their last activity moves when the carrier answers
 // for a message (Accept, Fail), so admitting a large batch to known numbers
-// rewrites no thread rows under the account's lock. The recipients travel as
-// one array (see insertMessages); the statement's snapshot does not see the
-// rows its INSERT adds, so the union returns each thread once.
+// rewrites no thread rows under the account's lock.
 func threadsOf(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) (map[string]int64, error) {
 	seen := map[string]bool{}
 	var phones []string
@@ -255,6 +263,17 @@ func threadsOf(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) (ma
 			phones = append(phones, m.ToPhone)
 		}
 	}
+	return ensureThreads(ctx, tx, send.AccountID, send.From.ID, phones, now)
+}
+
+// ensureThreads finds the threads of an owned number with each of phones
+// (distinct), creating the missing ones, and maps phone to thread. The
+// phones travel as one array (see insertMessages). The statement's snapshot
+// sees neither the rows its INSERT adds (so the union returns each thread
+// once) nor a thread that a concurrent transaction created and committed
+// while the INSERT waited on it: those are read again by a second statement,
+// whose snapshot is newer.
+func ensureThreads(ctx context.Context, tx bun.Tx, accountID string, numberID int64, phones []string, now time.Time) (map[string]int64, error) {
 	var rows []struct {
 		ID          int64  `bun:"id"`
 		RemotePhone string `bun:"remote_phone"`
@@ -267,13 +286,34 @@ func threadsOf(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) (ma
 		SELECT id, remote_phone FROM created
 		UNION ALL
 		SELECT id, remote_phone FROM sms_threads WHERE owned_number_id = ? AND remote_phone = ANY(?::text[])`,
-		send.AccountID, send.From.ID, now, pgdialect.Array(phones), send.From.ID, pgdialect.Array(phones)).Scan(ctx, &rows)
+		accountID, numberID, now, pgdialect.Array(phones), numberID, pgdialect.Array(phones)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("find sms threads: %w", err)
 	}
-	out := make(map[string]int64, len(rows))
+	out := make(map[string]int64, len(phones))
 	for _, t := range rows {
 		out[t.RemotePhone] = t.ID
+	}
+	var missing []string
+	for _, p := range phones {
+		if _, ok := out[p]; !ok {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	rows = rows[:0]
+	err = tx.NewRaw(`SELECT id, remote_phone FROM sms_threads WHERE owned_number_id = ? AND remote_phone = ANY(?::text[])`,
+		numberID, pgdialect.Array(missing)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("find sms threads created meanwhile: %w", err)
+	}
+	for _, t := range rows {
+		out[t.RemotePhone] = t.ID
+	}
+	if len(out) != len(phones) {
+		return nil, fmt.Errorf("find sms threads: %d of %d not found", len(phones)-len(out), len(phones))
 	}
 	return out, nil
 }
@@ -361,7 +401,7 @@ func (r SMS) KnownSIDs(ctx context.Context, sids []string) (map[string]bool, err
 // Fail records that a queued message will not be sent: the carrier refused
 // it, or could not be reached. Its price is released; nothing is charged.
 func (r SMS) Fail(ctx context.Context, id int64, code, message string) error {
-	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var threadID int64
 		err := tx.NewUpdate().Model((*SMSMessage)(nil)).
 			Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
@@ -441,7 +481,7 @@ func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMess
 	// message again).
 	var m SMSMessage
 	var moved bool
-	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		m, moved, err = advance(ctx, tx, sid, status, errorCode, errorMessage)
 		if err != nil || !moved || m.BatchID == nil || (status != sms.Undelivered && status != sms.Failed) {
@@ -517,7 +557,7 @@ func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (SMSBat
 	var ms []SMSMessage
 	// One snapshot for both reads, so the batch's counts and status agree
 	// with its messages while outcomes arrive.
-	err := r.DB.RunInTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, r.DB, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(&b).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx); err != nil {
 			return notFound(err)
 		}

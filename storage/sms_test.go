@@ -123,3 +123,32 @@ func TestSMSKnownSIDs(t *testing.T) {
 		t.Fatalf("no sids: %v, %v", none, err)
 	}
 }
+
+// A carrier sid already stored is stored once, and its second arrival from
+// another pair (a sid reused by a misbehaving sender) leaves no empty
+// thread behind.
+func TestSMSReceiveKnownSIDCreatesNoThread(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{})
+	number, err := store.AddNumber(ctx, acc.ID, fmt.Sprintf("+1415556%04d", time.Now().UnixNano()%10_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := fmt.Sprintf("SMknown%d", time.Now().UnixNano())
+	in := storage.Inbound{SID: sid, Number: number, From: "+12025550901", Country: "US", Body: "hi", Segments: 1, Encoding: "gsm7"}
+	first, stored, err := store.Receive(ctx, in, time.Now())
+	if err != nil || !stored {
+		t.Fatalf("first receive: stored %v, %v", stored, err)
+	}
+	in.From = "+12025550902"
+	again, stored, err := store.Receive(ctx, in, time.Now())
+	if err != nil || stored || again.ID != first.ID || again.FromPhone != "+12025550901" {
+		t.Fatalf("second receive: %+v stored %v, %v", again, stored, err)
+	}
+	threads, err := store.Threads(ctx, acc.ID, storage.ThreadFilter{Limit: 10})
+	if err != nil || len(threads) != 1 || threads[0].RemotePhone != "+12025550901" || threads[0].UnreadCount != 1 {
+		t.Fatalf("threads %+v, %v", threads, err)
+	}
+}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -65,7 +66,7 @@ func (r SMS) ThreadMessages(ctx context.Context, threadID, before int64, limit i
 // the thread as it is now. Marking read zeroes the unread count and stamps
 // the thread's unread inbound messages, in one transaction.
 func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch ThreadChange, now time.Time) (SMSThread, error) {
-	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model((*SMSThread)(nil)).Where("id = ? AND account_id = ?", id, accountID)
 		if ch.MarkRead {
 			q = q.Set("unread_count = 0")
@@ -106,18 +107,21 @@ func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch Th
 // Receive stores an inbound message once per carrier sid, in its pair's
 // thread (created on first use): the thread's unread count grows, its last
 // activity moves to now and it leaves the archive. A sid already stored
-// changes nothing; the stored message is returned either way, with stored
-// telling whether this call stored it.
+// changes nothing, not even a thread for a pair it would have created; the
+// stored message is returned either way, with stored telling whether this
+// call stored it.
+//
+// Its locks never wait on an admission's: it takes no account lock (the
+// rows it inserts only share-lock their account and thread, which an
+// admission's FOR NO KEY UPDATE allows), and it writes its thread's row once,
+// last, with a counter update that no other key depends on.
 func (r SMS) Receive(ctx context.Context, in Inbound, now time.Time) (m SMSMessage, stored bool, err error) {
-	err = r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var threadID int64
-		err := tx.NewRaw(`INSERT INTO sms_threads AS t (account_id, owned_number_id, remote_phone, last_message_at)
-			VALUES (?, ?, ?, ?)
-			ON CONFLICT (owned_number_id, remote_phone) DO UPDATE SET remote_phone = EXCLUDED.remote_phone
-			RETURNING id`, in.Number.AccountID, in.Number.ID, in.From, now).Scan(ctx, &threadID)
+	err = inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		threads, err := ensureThreads(ctx, tx, in.Number.AccountID, in.Number.ID, []string{in.From}, now)
 		if err != nil {
-			return fmt.Errorf("find sms thread: %w", err)
+			return err
 		}
+		threadID := threads[in.From]
 		m = SMSMessage{AccountID: in.Number.AccountID, ThreadID: threadID, Direction: sms.Inbound,
 			FromPhone: in.From, ToPhone: in.Number.Phone, Country: in.Country, Body: in.Body,
 			Segments: in.Segments, Encoding: in.Encoding, Status: sms.Received, UpstreamSID: &in.SID, CreatedAt: now}
@@ -126,10 +130,10 @@ func (r SMS) Receive(ctx context.Context, in Inbound, now time.Time) (m SMSMessa
 			return fmt.Errorf("insert inbound sms: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			// The carrier retried a message we already have.
-			return tx.NewSelect().Model(&m).Where("upstream_sid = ?", in.SID).Scan(ctx)
+			// The carrier retried a message we already have (or another
+			// pair's sid came again): roll back the thread it may have made.
+			return errKnownSID
 		}
-		stored = true
 		_, err = tx.NewUpdate().Model((*SMSThread)(nil)).
 			Set("unread_count = unread_count + 1, last_message_at = greatest(last_message_at, ?), archived_at = NULL", now).
 			Where("id = ?", threadID).Exec(ctx)
@@ -138,5 +142,13 @@ func (r SMS) Receive(ctx context.Context, in Inbound, now time.Time) (m SMSMessa
 		}
 		return nil
 	})
-	return m, stored, err
+	if errors.Is(err, errKnownSID) {
+		m = SMSMessage{}
+		err = notFound(r.DB.NewSelect().Model(&m).Where("upstream_sid = ?", in.SID).Scan(ctx))
+		return m, false, err
+	}
+	return m, err == nil, err
 }
+
+// errKnownSID rolls back a Receive whose sid is already stored.
+var errKnownSID = errors.New("inbound sms sid already stored")

@@ -103,7 +103,7 @@ func (r Webhooks) Deliveries(ctx context.Context, endpointID int64, limit int) (
 
 // RecordAttempt stores one attempt and moves the delivery to status.
 func (r Webhooks) RecordAttempt(ctx context.Context, a *WebhookAttempt, status string) error {
-	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(a).Returning("*").Exec(ctx); err != nil {
 			return fmt.Errorf("record webhook attempt: %w", err)
 		}

@@ -17,7 +17,6 @@ type SMSStore interface {
 	NumberOwnedBy(ctx context.Context, accountID, phone string) (model.OwnedNumber, error)
 	NumberByPhone(ctx context.Context, phone string) (model.OwnedNumber, error)
 	Numbers(ctx context.Context, accountID string) ([]model.OwnedNumber, error)
-	Quotas(ctx context.Context, accountID string) (map[string]int, error)
 	Admit(ctx context.Context, send *model.SMSSend, now time.Time, check func(model.SMSUsage) error) (int64, error)
 	Message(ctx context.Context, id int64) (model.SMSMessage, error)
 	FailUnsent(ctx context.Context, batchID, messageID int64, code, message string) error
