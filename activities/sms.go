@@ -122,9 +122,29 @@ func (a *SMS) accept(ctx context.Context, m storage.SMSMessage, sid string) erro
 	})
 }
 
-// Fail records a message that could not be sent.
+// Fail records a message whose send's attempts all ended in errors. An
+// attempt may have reached the carrier all the same (it accepted the
+// message, and its answer or our record of it was lost: a timeout, a
+// restart of PostgreSQL, of the worker or of Temporal), so a message that
+// was attempted is first looked up there, as a resend would: the carrier's
+// message is recorded and charged once, and only a message the carrier does
+// not have is failed, uncharged. A lookup that fails fails the activity, to
+// be retried: the message stays queued until the carrier answers it.
 func (a *SMS) Fail(ctx context.Context, in workflows.SMSFailInput) error {
-	return a.Store.Fail(ctx, in.MessageID, in.Code, in.Message)
+	m, err := a.Store.Message(ctx, in.MessageID)
+	if err != nil || m.Status != sms.Queued {
+		return err
+	}
+	if m.SendAttemptedAt != nil {
+		sid, ok, err := a.earlierSend(ctx, m)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return a.accept(ctx, m, sid)
+		}
+	}
+	return a.Store.Fail(ctx, m.ID, in.Code, in.Message)
 }
 
 // PartMessages lists the messages of one part of a batch.

@@ -4,12 +4,14 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/testsuite"
 
 	"parley/devstack/localcarrier"
@@ -219,5 +221,189 @@ func TestSMSRefreshSettlesDeletedMessage(t *testing.T) {
 	}
 	if b.Status != "partial" {
 		t.Fatalf("batch is %s, want partial (one of three undelivered)", b.Status)
+	}
+}
+
+// cutCarrier hands messages to the carrier for an attempt that may not
+// learn of it: with lose set, Send answers an error after the carrier took
+// the message (a timeout, a dropped connection, a worker or Temporal
+// restart). hold, when set, keeps Send from reaching the carrier until it
+// is closed, and held is told when a Send waits there.
+type cutCarrier struct {
+	*twilio.Client
+	lose bool
+	hold chan struct{}
+	held chan struct{}
+}
+
+var errAnswerLost = errors.New("twilio: context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+
+func (c *cutCarrier) Send(ctx context.Context, req twilio.SendRequest) (twilio.Message, error) {
+	if c.hold != nil {
+		c.held <- struct{}{}
+		<-c.hold
+	}
+	m, err := c.Client.Send(ctx, req)
+	if err == nil && c.lose {
+		return twilio.Message{}, errAnswerLost
+	}
+	return m, err
+}
+
+// smsFixture is a local carrier, its client, and an account with a number.
+type smsFixture struct {
+	db      *bun.DB
+	store   storage.SMS
+	carrier *localcarrier.Server
+	client  *twilio.Client
+	account string
+	from    storage.OwnedNumber
+}
+
+func newSMSFixture(t *testing.T) smsFixture {
+	t.Helper()
+	db := testenv.DB(t)
+	const sidAccount, token = "ACtest0000000000000000000000000000", "test-auth-token"
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	carrier := localcarrier.New(localcarrier.Config{AccountSID: sidAccount, AuthToken: token, Log: log})
+	srv := httptest.NewServer(carrier)
+	t.Cleanup(func() { carrier.Close(); srv.Close() })
+	client, err := twilio.NewClient(twilio.Config{BaseURL: srv.URL, AccountSID: sidAccount, AuthToken: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := storage.SMS{DB: db}
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	from, err := store.AddNumber(context.Background(), acc.ID, "+14155550142")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return smsFixture{db: db, store: store, carrier: carrier, client: client, account: acc.ID, from: from}
+}
+
+// admit admits a batch (or, for one recipient and !batch, a single send).
+func (f smsFixture) admit(t *testing.T, batch bool, to ...string) (int64, []storage.SMSMessage) {
+	t.Helper()
+	send := storage.SMSSend{AccountID: f.account, From: f.from, Batch: batch}
+	for _, p := range to {
+		send.Messages = append(send.Messages, storage.SMSMessage{ToPhone: p, Country: "US", Body: "doors open at 7",
+			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
+	}
+	batchID, err := f.store.Admit(context.Background(), &send, time.Now(), func(storage.SMSUsage) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return batchID, send.Messages
+}
+
+// agrees checks one message against the carrier's record of its recipient:
+// accepted there, it is sending under the carrier's sid, priced and charged
+// once; absent there, it is failed and charged nothing.
+func (f smsFixture) agrees(t *testing.T, id int64) {
+	t.Helper()
+	ctx := context.Background()
+	m, err := f.store.Message(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var charges int
+	if err := f.db.NewRaw("SELECT count(*) FROM credit_ledger WHERE idempotency_key = ?", billing.SMSSendKey(id)).Scan(ctx, &charges); err != nil {
+		t.Fatal(err)
+	}
+	carried := f.carrier.Sent(m.ToPhone)
+	switch {
+	case len(carried) > 1:
+		t.Fatalf("message %d to %s: the carrier has it %d times", id, m.ToPhone, len(carried))
+	case len(carried) == 1 && (m.Status != sms.Sending || m.UpstreamSID == nil || *m.UpstreamSID != carried[0].SID ||
+		m.PriceMicros != 10_000 || m.ErrorCode != nil || charges != 1):
+		sid, code := "none", "none"
+		if m.UpstreamSID != nil {
+			sid = *m.UpstreamSID
+		}
+		if m.ErrorCode != nil {
+			code = *m.ErrorCode
+		}
+		t.Fatalf("message %d to %s: the carrier accepted it as %s; Parley has it %s, sid %s, price %d, error %s, charged %d times",
+			id, m.ToPhone, carried[0].SID, m.Status, sid, m.PriceMicros, code, charges)
+	case len(carried) == 0 && (m.Status != sms.Failed || charges != 0):
+		t.Fatalf("message %d to %s: the carrier never had it; Parley has it %s, charged %d times", id, m.ToPhone, m.Status, charges)
+	}
+}
+
+// A send whose every attempt ended in an error is settled by SMS.Fail (the
+// workflow's last step for it). An attempt that reached the carrier makes
+// the message the carrier's: recorded and charged once, never failed. One
+// that never reached it, or a message never attempted, is failed.
+func TestSMSFailRecordsWhatTheCarrierAccepted(t *testing.T) {
+	f := newSMSFixture(t)
+	ctx := context.Background()
+	a := &SMS{Store: f.store, Carrier: &cutCarrier{Client: f.client, lose: true}, Now: time.Now}
+	_, ms := f.admit(t, true, "+12025550111", "+12025550112", "+12025550113")
+	reached, attempted, never := ms[0], ms[1], ms[2]
+
+	// Every attempt reaches the carrier and loses the answer: the first
+	// sends, the later ones find it there and fail to record it.
+	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: reached.ID}); !errors.Is(err, errAnswerLost) {
+		t.Fatalf("cut send: %v, want the lost answer", err)
+	}
+	// An attempt began and never reached the carrier.
+	if _, err := f.store.StartAttempt(ctx, attempted.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	failed := func(id int64) workflows.SMSFailInput {
+		return workflows.SMSFailInput{MessageID: id, Code: "CARRIER_UNAVAILABLE", Message: "The carrier could not be reached; the message was not sent."}
+	}
+	for _, m := range ms {
+		if err := a.Fail(ctx, failed(m.ID)); err != nil {
+			t.Fatalf("fail %d: %v", m.ID, err)
+		}
+	}
+	f.agrees(t, reached.ID)
+	f.agrees(t, attempted.ID)
+	f.agrees(t, never.ID)
+	// A repeated Fail (an activity retried) changes nothing.
+	if err := a.Fail(ctx, failed(reached.ID)); err != nil {
+		t.Fatal(err)
+	}
+	f.agrees(t, reached.ID)
+}
+
+// Fail wins the race against an attempt still under way (one a restarted
+// worker or Temporal server left running): the carrier had nothing when
+// Fail looked, then the attempt reaches it and records what the carrier
+// answered. Its Accept takes the message back from failed: recorded under
+// the carrier's sid, priced and charged once, the batch's outcome set again.
+func TestSMSAcceptAfterFailTakesTheMessageBack(t *testing.T) {
+	f := newSMSFixture(t)
+	ctx := context.Background()
+	plain := &SMS{Store: f.store, Carrier: f.client, Now: time.Now}
+	batchID, ms := f.admit(t, true, "+12025550121", "+12025550122")
+	if err := plain.Send(ctx, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+
+	held := &cutCarrier{Client: f.client, hold: make(chan struct{}), held: make(chan struct{}, 1)}
+	late := &SMS{Store: f.store, Carrier: held, Now: time.Now}
+	done := make(chan error, 1)
+	go func() { done <- late.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID}) }()
+	<-held.held
+	if err := plain.Fail(ctx, workflows.SMSFailInput{MessageID: ms[1].ID, Code: "CARRIER_UNAVAILABLE", Message: "not sent"}); err != nil {
+		t.Fatal(err)
+	}
+	f.agrees(t, ms[1].ID) // failed: the carrier has nothing yet
+	if b, err := f.store.ConcludeBatch(ctx, batchID); err != nil || b.Status != "partial" {
+		t.Fatalf("batch %s (%v) with one of two failed, want partial", b.Status, err)
+	}
+
+	close(held.hold)
+	if err := <-done; err != nil {
+		t.Fatalf("late send: %v", err)
+	}
+	f.agrees(t, ms[0].ID)
+	f.agrees(t, ms[1].ID)
+	b, err := f.store.Batch(ctx, batchID)
+	if err != nil || b.Status != "completed" {
+		t.Fatalf("batch %s (%v), want completed: both messages are at the carrier", b.Status, err)
 	}
 }

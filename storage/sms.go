@@ -349,9 +349,9 @@ func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time) (SMSMess
 
 // Accept records that the carrier accepted a queued message under sid and
 // charges it, in one transaction, once: a repeated call changes nothing.
-// A message no longer queued (accepted already, or failed meanwhile by an
-// attempt that outlived this one) is left as it is and not charged: the
-// charge pays for the move out of queued, and commits only with it.
+// The charge pays for the move out of queued, and commits only with it. A
+// message accepted already is left as it is and not charged again; one
+// failed meanwhile without a sid is taken back by acceptUnsent.
 func (r SMS) Accept(ctx context.Context, m SMSMessage, sid string, charge Movement) error {
 	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewUpdate().Model((*SMSMessage)(nil)).
@@ -370,13 +370,55 @@ func (r SMS) Accept(ctx context.Context, m SMSMessage, sid string, charge Moveme
 		return touchThread(ctx, tx, m.ThreadID)
 	})
 	if errors.Is(err, errNotQueued) {
-		return nil
+		return r.acceptUnsent(ctx, m, sid, charge)
 	}
 	return err
 }
 
 // errNotQueued rolls back an Accept whose message had left queued.
 var errNotQueued = errors.New("sms message is no longer queued")
+
+// acceptUnsent records that the carrier accepted, under sid, a message that
+// Parley had failed without ever recording a sid: its send's attempts had
+// all ended in errors and the carrier had nothing then (CARRIER_UNAVAILABLE),
+// or its workflow seemed not to start (FailUnsent), while an attempt still
+// under way (left running by a restarted worker or Temporal server) reached
+// the carrier after all. The carrier's record wins: the message becomes
+// sending under sid with its price back and is charged once, its error is
+// cleared and its batch's outcome set again. A message that has a sid is
+// left as it is.
+func (r SMS) acceptUnsent(ctx context.Context, m SMSMessage, sid string, charge Movement) error {
+	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
+		var taken struct {
+			ThreadID int64  `bun:"thread_id"`
+			BatchID  *int64 `bun:"batch_id"`
+		}
+		err := tx.NewUpdate().Model((*SMSMessage)(nil)).
+			Set("upstream_sid = ?, status = ?, sent_at = now(), price_micros = ?, cost_micros = ?, error_code = NULL, error_message = NULL",
+				sid, sms.Sending, m.PriceMicros, m.CostMicros).
+			Where("id = ? AND status = ? AND upstream_sid IS NULL", m.ID, sms.Failed).
+			Returning("thread_id, batch_id").Scan(ctx, &taken)
+		switch notFound(err) {
+		case nil:
+		case ErrNotFound:
+			return errNotQueued
+		default:
+			return fmt.Errorf("accept failed sms message %d: %w", m.ID, conflict(err))
+		}
+		if err := touchThread(ctx, tx, taken.ThreadID); err != nil || taken.BatchID == nil {
+			return err
+		}
+		if _, err := tx.NewRaw("SELECT id FROM sms_batches WHERE id = ? FOR UPDATE", *taken.BatchID).Exec(ctx); err != nil {
+			return fmt.Errorf("lock sms batch %d: %w", *taken.BatchID, err)
+		}
+		_, err = concludeBatch(ctx, tx, *taken.BatchID)
+		return err
+	})
+	if errors.Is(err, errNotQueued) {
+		return nil
+	}
+	return err
+}
 
 // KnownSIDs says which of the carrier's sids are already recorded on a
 // message: a lookup at the carrier for a message to resend may find

@@ -52,32 +52,59 @@ func smsChargeCount(t *testing.T, db *bun.DB, accountID string) int {
 }
 
 // An attempt that outlives the message's failure (the workflow gave up on
-// it, then the stale attempt's carrier call came back) records nothing and
-// charges nothing: the charge commits only with the move out of queued.
-func TestSMSAcceptAfterFailChargesNothing(t *testing.T) {
+// it, then the stale attempt's carrier call came back accepted) takes the
+// message back: the carrier has it, so it is sending under the carrier's
+// sid, priced and charged once, its error cleared. A message that failed
+// after the carrier accepted it (it has a sid) is left as it is.
+func TestSMSAcceptAfterFailTakesTheMessageBack(t *testing.T) {
 	db := testenv.DB(t)
 	ctx := context.Background()
 	store := storage.SMS{DB: db}
-	m := admitSMS(t, db, billing.MicrosPerUSD, 1)[0]
-	if err := store.Fail(ctx, m.ID, "SERVICE_UNAVAILABLE", "gave up"); err != nil {
+	ms := admitSMS(t, db, billing.MicrosPerUSD, 2)
+	m, settled := ms[0], ms[1]
+	if err := store.Fail(ctx, m.ID, "CARRIER_UNAVAILABLE", "gave up"); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Accept(ctx, m, "SMstale", smsCharge(m)); err != nil {
-		t.Fatalf("accept after fail: %v", err)
+	for range 2 { // a repeated Accept charges nothing more
+		if err := store.Accept(ctx, m, "SMstale", smsCharge(m)); err != nil {
+			t.Fatalf("accept after fail: %v", err)
+		}
 	}
 	got, err := store.Message(ctx, m.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != sms.Failed || got.UpstreamSID != nil {
-		t.Fatalf("message %s with sid %v, want failed without one", got.Status, got.UpstreamSID)
+	if got.Status != sms.Sending || got.UpstreamSID == nil || *got.UpstreamSID != "SMstale" || got.PriceMicros != m.PriceMicros ||
+		got.CostMicros != m.CostMicros || got.ErrorCode != nil || got.ErrorMessage != nil || got.SentAt == nil {
+		t.Fatalf("message %s with sid %v, price %d, cost %d, error %v; want sending under SMstale, priced %d, no error",
+			got.Status, got.UpstreamSID, got.PriceMicros, got.CostMicros, got.ErrorCode, m.PriceMicros)
 	}
-	if n := smsChargeCount(t, db, m.AccountID); n != 0 {
-		t.Fatalf("%d charges for a failed message", n)
+	if n := smsChargeCount(t, db, m.AccountID); n != 1 {
+		t.Fatalf("%d charges, want 1", n)
 	}
 	acc, err := storage.Accounts{DB: db}.Get(ctx, m.AccountID)
-	if err != nil || acc.BalanceMicros != billing.MicrosPerUSD {
-		t.Fatalf("balance %d (%v), want untouched", acc.BalanceMicros, err)
+	if err != nil || acc.BalanceMicros != billing.MicrosPerUSD-m.PriceMicros {
+		t.Fatalf("balance %d (%v), want %d", acc.BalanceMicros, err, billing.MicrosPerUSD-m.PriceMicros)
+	}
+
+	if err := store.Accept(ctx, settled, "SMsettled", smsCharge(settled)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.ApplyOutcome(ctx, "SMsettled", sms.Failed, "30008", "unknown error"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Accept(ctx, settled, "SMother", smsCharge(settled)); err != nil {
+		t.Fatal(err)
+	}
+	got, err = store.Message(ctx, settled.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != sms.Failed || got.UpstreamSID == nil || *got.UpstreamSID != "SMsettled" {
+		t.Fatalf("message failed at the carrier is now %s with sid %v, want failed under SMsettled", got.Status, got.UpstreamSID)
+	}
+	if n := smsChargeCount(t, db, m.AccountID); n != 2 {
+		t.Fatalf("%d charges, want 2", n)
 	}
 }
 

@@ -297,8 +297,9 @@ func sendOne(ctx workflow.Context, id int64) error {
 	return awaitSend(ctx, id, workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, SMSSendInput{MessageID: id}))
 }
 
-// awaitSend waits for a send; one whose retries ran out (the carrier stayed
-// unreachable) is recorded as failed, releasing its reservation.
+// awaitSend waits for a send; one whose retries ran out is settled by
+// SMS.Fail: recorded as accepted if an attempt reached the carrier after
+// all, otherwise failed, releasing its reservation.
 func awaitSend(ctx workflow.Context, id int64, send workflow.Future) error {
 	err := send.Get(ctx, nil)
 	if err == nil {

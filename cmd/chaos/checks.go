@@ -15,6 +15,8 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"parley/provider/twilio"
+	"parley/rules/billing"
+	"parley/rules/sms"
 	"parley/workflows"
 )
 
@@ -166,8 +168,9 @@ func (r *run) sendDuplicate(ctx context.Context) error {
 	return err
 }
 
-// checkSMS: every recipient at the carrier exactly once, every accepted
-// message charged once, none left unsettled.
+// checkSMS compares every recipient the run sent to, batch and single,
+// with the carrier's record (compareSMS), and counts the outbound messages
+// left unsettled.
 func (r *run) checkSMS(ctx context.Context) {
 	carrier, err := twilio.NewClient(twilio.Config{BaseURL: r.c.env["PARLEY_TWILIO_BASE_URL"],
 		AccountSID: r.c.env["PARLEY_TWILIO_ACCOUNT_SID"], AuthToken: r.c.env["PARLEY_TWILIO_AUTH_TOKEN"]})
@@ -175,75 +178,87 @@ func (r *run) checkSMS(ctx context.Context) {
 		r.find(true, "carrier client: %v", err)
 		return
 	}
+	// The carrier's record: every message from the run's number (the
+	// list Twilio answers, by From), by recipient.
 	msgs, err := carrier.List(ctx, twilio.ListFilter{From: r.sender, PageSize: 1000})
 	if err != nil {
 		r.find(true, "list the carrier's messages: %v", err)
 		return
 	}
-	atCarrier := map[string]int{}
+	atCarrier := map[string][]twilio.Message{}
 	for _, m := range msgs {
-		atCarrier[m.To]++
+		atCarrier[m.To] = append(atCarrier[m.To], m)
 	}
-	for to, n := range atCarrier {
-		if n > 1 {
-			r.find(true, "SMS to %s handed to the carrier %d times", to, n)
-		}
-	}
-	for _, b := range r.batches {
-		missing := 0
-		for _, to := range b.Recipients {
-			if atCarrier[to] == 0 {
-				missing++
-			}
-		}
-		if missing > 0 {
-			r.find(true, "sms batch %d: %d of %d recipients never reached the carrier", b.ID, missing, len(b.Recipients))
-		}
-	}
-	for _, s := range r.singles {
-		// Any status is an accepted send (queued, sending, sent, ...) but
-		// failed (the carrier refused it) or a refused request.
-		accepted := s.Status != "" && s.Status != "failed" && !strings.HasPrefix(s.Status, "refused") && !strings.HasPrefix(s.Status, "error")
-		switch {
-		case accepted && atCarrier[s.To] == 0:
-			r.find(true, "single SMS to %s answered %s but never reached the carrier", s.To, s.Status)
-		case !accepted && atCarrier[s.To] > 0:
-			// The request failed for the client (e.g. the API process was
-			// restarted under it) although the send went out: not a loss
-			// or a duplicate, but the client cannot tell.
-			r.find(false, "single SMS to %s: the client saw %q, the carrier has it once", s.To, s.Status)
-		}
-	}
-	rows, err := r.db.QueryContext(ctx, `SELECT m.id, m.to_phone, m.status,
-		(SELECT count(*) FROM credit_ledger l WHERE l.job_kind = $2 AND l.job_id = m.id AND l.kind = 'charge')
-		FROM sms_messages m WHERE m.account_id = $1 AND m.direction = 'outbound'`, r.account, workflows.SMSMessageKind)
+	parley, stuck, total, err := r.parleySMS(ctx)
 	if err != nil {
 		r.find(true, "read the account's messages: %v", err)
 		return
 	}
-	defer rows.Close()
-	var stuck, total int
-	for rows.Next() {
-		var id int64
-		var to, status string
-		var charges int
-		if err := rows.Scan(&id, &to, &status, &charges); err != nil {
-			r.find(true, "read a message: %v", err)
-			return
-		}
-		total++
-		switch {
-		case status == "queued" || status == "sending":
-			stuck++
-		case status == "failed" && charges > 0:
-			r.find(true, "SMS %d to %s failed but was charged %d times", id, to, charges)
-		case status != "failed" && charges != 1:
-			r.find(true, "SMS %d to %s is %s and was charged %d times", id, to, status, charges)
+	var sent []sentTo
+	for _, b := range r.batches {
+		for _, to := range b.Recipients {
+			sent = append(sent, sentTo{Phone: to, What: fmt.Sprintf("sms batch %d", b.ID)})
 		}
 	}
+	for _, s := range r.singles {
+		sent = append(sent, sentTo{Phone: s.To, What: "single SMS", Answer: s.Status})
+	}
+	cmp := compareSMS(sent, parley, atCarrier)
+	r.mu.Lock()
+	r.findings = append(r.findings, cmp.findings...)
+	r.mu.Unlock()
+	r.find(false, "SMS compared per recipient with the carrier: %d accepted there and charged once (%d of them undelivered), %d refused and in neither, %d disagree",
+		cmp.accepted, cmp.undelivered, cmp.refused, len(sent)-cmp.accepted-cmp.refused)
 	if stuck > 0 {
 		r.find(true, "%d of %d outbound SMS never settled (queued or sending)", stuck, total)
 	}
+}
+
+// parleySMS reads the account's outbound messages by recipient, each with
+// its charges (by the message's job reference, and whether one is under the
+// message's key), and counts those still queued or sending.
+func (r *run) parleySMS(ctx context.Context) (map[string][]parleySMS, int, int, error) {
+	keyed := map[string]bool{}
+	rows, err := r.db.QueryContext(ctx, `SELECT idempotency_key FROM credit_ledger WHERE account_id = $1 AND kind = 'charge' AND service = $2`,
+		r.account, billing.ServiceSMS)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			rows.Close()
+			return nil, 0, 0, err
+		}
+		keyed[key] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+	rows, err = r.db.QueryContext(ctx, `SELECT m.id, m.to_phone, m.status, coalesce(m.upstream_sid, ''),
+		(SELECT count(*) FROM credit_ledger l WHERE l.job_kind = $2 AND l.job_id = m.id AND l.kind = 'charge')
+		FROM sms_messages m WHERE m.account_id = $1 AND m.direction = 'outbound'`, r.account, workflows.SMSMessageKind)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer rows.Close()
+	out := map[string][]parleySMS{}
+	var stuck, total int
+	for rows.Next() {
+		var m parleySMS
+		var to string
+		if err := rows.Scan(&m.ID, &to, &m.Status, &m.SID, &m.Charges); err != nil {
+			return nil, 0, 0, err
+		}
+		m.Keyed = keyed[billing.SMSSendKey(m.ID)]
+		out[to] = append(out[to], m)
+		total++
+		if m.Status == sms.Queued || m.Status == sms.Sending {
+			stuck++
+		}
+	}
+	return out, stuck, total, rows.Err()
 }
 
 // checkWebhooks: every expected event at least once, each event under one
@@ -367,13 +382,21 @@ func (r *run) outcomes(ctx context.Context) {
 			parts = append(parts, fmt.Sprintf("%s %d %s", j.Kind, j.ID, status))
 		}
 		for _, id := range row.batches {
+			// Undelivered is apart from failed: the carrier accepted it (and
+			// each batch has one recipient it never delivers to), while a
+			// failed message never reached it. The batch's own status counts
+			// both as failures (partial).
 			var status string
-			var total, sent, failed int
+			var total, sent, undelivered, failed, unsettled int
 			_ = r.db.QueryRowContext(ctx, `SELECT b.status, b.total_recipients,
-				(SELECT count(*) FROM sms_messages m WHERE m.batch_id = b.id AND m.status IN ('sent', 'delivered')),
-				(SELECT count(*) FROM sms_messages m WHERE m.batch_id = b.id AND m.status IN ('failed', 'undelivered'))
-				FROM sms_batches b WHERE b.id = $1`, id).Scan(&status, &total, &sent, &failed)
-			parts = append(parts, fmt.Sprintf("batch %d %s %d/%d sent, %d failed", id, status, sent, total, failed))
+				count(*) FILTER (WHERE m.status IN ('sent', 'delivered')),
+				count(*) FILTER (WHERE m.status = 'undelivered'),
+				count(*) FILTER (WHERE m.status = 'failed'),
+				count(*) FILTER (WHERE m.status IN ('queued', 'sending'))
+				FROM sms_batches b JOIN sms_messages m ON m.batch_id = b.id WHERE b.id = $1
+				GROUP BY b.id`, id).Scan(&status, &total, &sent, &undelivered, &failed, &unsettled)
+			parts = append(parts, fmt.Sprintf("batch %d %s: %d sent or delivered, %d undelivered, %d failed, %d unsettled of %d",
+				id, status, sent, undelivered, failed, unsettled, total))
 		}
 		if row.note != "" {
 			parts = append(parts, row.note)

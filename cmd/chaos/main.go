@@ -14,8 +14,15 @@
 //   - every admitted job ended (done, or failed with a documented code),
 //     none stuck, each done job charged once per stage and a failed one not
 //     at all (the ledger, read from PostgreSQL);
-//   - every SMS recipient was handed to the carrier exactly once (counted at
-//     the carrier) and charged once;
+//   - every SMS recipient, batch and single, agrees with the carrier's
+//     record (its list of the run's messages): accepted there, Parley has
+//     the message sending, sent, delivered or undelivered under the
+//     carrier's sid, charged exactly once under its key, and with the
+//     carrier's final status once the carrier has one; not accepted there,
+//     Parley has it failed (or never admitted it) and charged nothing. No
+//     recipient reaches the carrier twice, and none the run sent to is lost
+//     (each batch's last recipient is one the carrier never delivers to,
+//     so it must end undelivered and charged);
 //   - every webhook event was delivered at least once, always under the
 //     same event id;
 //   - the upload cut off by the killed API left no job and no charge, and

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -256,7 +257,12 @@ var phoneSeq struct {
 	n int
 }
 
-// phones returns n numbers no other part of the run uses.
+// undeliverableSuffix ends the numbers the local carrier accepts and then
+// reports undelivered (error 30003), as Twilio's test number +15005550003.
+const undeliverableSuffix = "0003"
+
+// phones returns n numbers no other part of the run uses, all of which the
+// carrier delivers to.
 func phones(n int) []string {
 	phoneSeq.Lock()
 	defer phoneSeq.Unlock()
@@ -265,12 +271,27 @@ func phones(n int) []string {
 		phoneSeq.n++
 		// 202-2xx-xxxx: valid US numbers, none of Twilio's magic ones.
 		out[i] = fmt.Sprintf("+1202%07d", 2000000+phoneSeq.n)
+		if strings.HasSuffix(out[i], undeliverableSuffix) {
+			phoneSeq.n++
+			out[i] = fmt.Sprintf("+1202%07d", 2000000+phoneSeq.n)
+		}
 	}
 	return out
 }
 
+var undeliverableSeq atomic.Int32
+
+// undeliverable returns a number no other part of the run uses that the
+// carrier accepts and reports undelivered: a batch's last recipient, so that
+// every batch has one message that is charged and ends undelivered.
+func undeliverable() string {
+	return fmt.Sprintf("+1202%03d%s", 300+undeliverableSeq.Add(1), undeliverableSuffix)
+}
+
+// batch sends a batch of n recipients through via; the last one is
+// undeliverable.
 func (r *run) batch(ctx context.Context, via string, n int) (batchRef, error) {
-	to := phones(n)
+	to := append(phones(n-1), undeliverable())
 	recipients := make([]map[string]any, n)
 	for i, p := range to {
 		recipients[i] = map[string]any{"phone": p, "variables": map[string]string{"n": strconv.Itoa(i)}}
