@@ -36,7 +36,7 @@ func (c *Console) conversationPage(g *gin.Context) {
 		err = model.ErrNotFound
 	}
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	c.render(g, http.StatusOK, "conversation", map[string]any{"C": d})
