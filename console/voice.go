@@ -6,8 +6,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/model"
-	"parley/platform/problem"
 	"parley/service/voice"
 )
 
@@ -32,9 +30,6 @@ func (c *Console) conversationPage(g *gin.Context) {
 		return
 	}
 	d, err := c.d.Voice.Get(g, c.accountID(g), id)
-	if p, isProblem := problem.As(err); isProblem && p.Code == problem.ConversationNotFound {
-		err = model.ErrNotFound
-	}
 	if err != nil {
 		c.failProblem(g, err)
 		return
