@@ -2,11 +2,8 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"sync"
 
@@ -60,9 +57,9 @@ func putJSONBuffer(buf *bytes.Buffer) {
 // fail is the one way an error leaves the API: it maps err to a code and an
 // HTTP status, localizes the message, and logs the internal cause.
 func (s *Server) fail(c *gin.Context, err error) {
-	p := s.classify(err)
+	p := problem.Of(err, s.database.Unavailable)
 	entry := s.entry(c).WithField("code", p.Code)
-	if statusOf(p) >= http.StatusInternalServerError {
+	if p.Status() >= http.StatusInternalServerError {
 		entry.WithError(err).Error("request failed")
 	} else if p.Cause != nil {
 		entry.WithError(p.Cause).Debug("request refused")
@@ -76,7 +73,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if caller, ok := keyFrom(c); ok {
 		prefs = append(prefs, caller.Locale)
 	}
-	c.AbortWithStatusJSON(statusOf(p), envelope{
+	c.AbortWithStatusJSON(p.Status(), envelope{
 		OK: false,
 		Error: &envelopeError{
 			Code:      p.Code,
@@ -86,23 +83,6 @@ func (s *Server) fail(c *gin.Context, err error) {
 		},
 		RequestID: requestID(c),
 	})
-}
-
-func (s *Server) classify(err error) *problem.Error {
-	if p, ok := problem.As(err); ok {
-		return p
-	}
-	// The records' errors (not found, balance, caps) say how a client is
-	// told.
-	var described interface{ Problem() *problem.Error }
-	var netErr *net.OpError
-	switch {
-	case errors.As(err, &described):
-		return described.Problem()
-	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded), s.database.Unavailable(err):
-		return problem.Wrap(problem.ServiceUnavailable, err)
-	}
-	return problem.Wrap(problem.Internal, err)
 }
 
 // entry is the request's log entry with its correlation fields.

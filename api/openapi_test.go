@@ -194,7 +194,7 @@ func TestOpenAPIResponseCodes(t *testing.T) {
 				t.Errorf("%s %s: unknown error code %q", where, status, code)
 				continue
 			}
-			if got := statusOf(problem.New(code, nil)); got != want {
+			if got := problem.New(code, nil).Status(); got != want {
 				t.Errorf("%s: %s is documented under %d but answers %d (%s)", where, code, want, got, http.StatusText(got))
 			}
 		}
@@ -228,7 +228,7 @@ func TestOpenAPIUnroutedResponses(t *testing.T) {
 	doc := loadOpenAPI(t)
 	unrouted, _ := doc["x-unrouted-responses"].(map[string]any)
 	for _, p := range []*problem.Error{problemNotFound(), problemMethod(), problem.New(problem.Internal, nil)} {
-		status := strconv.Itoa(statusOf(p))
+		status := strconv.Itoa(p.Status())
 		r, _ := unrouted[status].(map[string]any)
 		ref, _ := r["$ref"].(string)
 		resp, found := lookup(doc, ref)

@@ -1,10 +1,8 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -51,10 +49,6 @@ func subtitlesRequest(c *gin.Context, up *upload) (jobs.SubtitlesRequest, error)
 		return req, err
 	}
 	req.Style, err = subtitles.ParseStyle(up.fields["style"])
-	var styleErr *subtitles.StyleError
-	if errors.As(err, &styleErr) {
-		return req, problem.Invalid(strings.TrimSuffix("style."+styleErr.Key, "."), styleErr.Reason)
-	}
 	return req, err
 }
 

@@ -89,7 +89,7 @@ func (c *Console) caller(g *gin.Context) accounts.Caller {
 func (c *Console) pathID(g *gin.Context, name string) (int64, bool) {
 	id, err := strconv.ParseInt(g.Param(name), 10, 64)
 	if err != nil || id <= 0 {
-		c.readFailed(g, model.ErrNotFound)
+		c.failProblem(g, model.ErrNotFound)
 		return 0, false
 	}
 	return id, true

@@ -54,7 +54,7 @@ func (c *Console) webhookPage(g *gin.Context) {
 	}
 	deliveries, err := c.d.Webhooks.Deliveries(g, c.accountID(g), id)
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	list, err := c.d.Webhooks.List(g, c.accountID(g))
@@ -70,7 +70,7 @@ func (c *Console) webhookPage(g *gin.Context) {
 			return
 		}
 	}
-	c.readFailed(g, model.ErrNotFound)
+	c.failProblem(g, model.ErrNotFound)
 }
 
 func (c *Console) deleteWebhook(g *gin.Context) {
@@ -79,7 +79,7 @@ func (c *Console) deleteWebhook(g *gin.Context) {
 		return
 	}
 	if err := c.d.Webhooks.Delete(g, c.accountID(g), id); err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, Base+"/account/webhooks")
@@ -98,7 +98,7 @@ func (c *Console) replayDelivery(g *gin.Context) {
 		return
 	}
 	if _, err := c.d.Webhooks.Replay(g, c.accountID(g), delivery); err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/account/webhooks/%d?replayed=%d", Base, endpoint, delivery))
@@ -188,7 +188,7 @@ func (c *Console) unsubscribePush(g *gin.Context) {
 		return
 	}
 	if err := c.d.Push.Unsubscribe(g, c.accountID(g), id); err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, Base+"/account/notifications")

@@ -95,7 +95,7 @@ func (c *Console) revokeKey(g *gin.Context) {
 		return
 	}
 	if _, err := c.d.Keys.RevokeKey(g, c.caller(g), id); err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, Base+"/account/keys")

@@ -59,6 +59,12 @@ type Mailer interface {
 	Send(ctx context.Context, m mail.Message) error
 }
 
+// Database tells an error that means the database could not serve at all
+// (storage.Unavailable) from one it refused.
+type Database interface {
+	Unavailable(err error) bool
+}
+
 // Deps are the console's collaborators.
 type Deps struct {
 	// BaseURL is the public origin sign-in links point at; an http:// origin
@@ -74,7 +80,10 @@ type Deps struct {
 	Uploads Uploads
 	Mail    Mailer
 	Catalog *i18n.Catalog
-	Log     *logrus.Logger
+	// Database says which errors mean the database could not serve at
+	// all (storage.Store): those answer 503, as in the API.
+	Database Database
+	Log      *logrus.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/model"
 	"parley/platform/problem"
 	"parley/rules/jobspec"
 	"parley/rules/subtitles"
@@ -32,16 +31,6 @@ func (c *Console) accountID(g *gin.Context) string {
 	return row.AccountID
 }
 
-// readFailed shows a read's failure: what the account does not have is the
-// not-found page, whoever else has it.
-func (c *Console) readFailed(g *gin.Context, err error) {
-	if errors.Is(err, model.ErrNotFound) {
-		c.fail(g, http.StatusNotFound, "error.notFound", nil)
-		return
-	}
-	c.failProblem(g, err)
-}
-
 func (c *Console) transcription(g *gin.Context) (jobs.Transcription, bool) {
 	id, ok := c.pathID(g, "id")
 	if !ok {
@@ -49,7 +38,7 @@ func (c *Console) transcription(g *gin.Context) (jobs.Transcription, bool) {
 	}
 	job, err := c.d.Jobs.GetTranscription(g, c.accountID(g), id)
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return job, false
 	}
 	return job, true
@@ -99,7 +88,7 @@ func (c *Console) exportTranscription(g *gin.Context) {
 	}
 	exp, err := c.d.Jobs.Export(g, c.accountID(g), id, g.Query("format"))
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	g.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"; filename*=UTF-8''%s`,
@@ -123,7 +112,7 @@ func (c *Console) sourceMedia(g *gin.Context) {
 	}
 	m, err := c.d.Jobs.SourceMedia(g, c.accountID(g), jobspec.Transcription, id)
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	g.Header("Cache-Control", "private, max-age=300")
@@ -187,7 +176,7 @@ func (c *Console) subtitle(g *gin.Context) (jobs.Subtitles, bool) {
 	}
 	job, err := c.d.Jobs.GetSubtitles(g, c.accountID(g), id)
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return job, false
 	}
 	return job, true
@@ -210,7 +199,7 @@ func (c *Console) subtitlePage(g *gin.Context) {
 	if job.Status == jobspec.Done {
 		srt, err := c.d.Jobs.SRT(g, c.accountID(g), job.ID)
 		if err != nil {
-			c.readFailed(g, err)
+			c.failProblem(g, err)
 			return
 		}
 		data["Cues"], data["Version"] = cueRows(srt.Text), srt.Version
@@ -270,7 +259,7 @@ func (c *Console) saveSRT(g *gin.Context) {
 	}
 	p, isProblem := problem.As(err)
 	if !isProblem || p.Code != problem.ValidationError || p.Details["field"] != "srt" {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	job, ok := c.subtitle(g)
@@ -285,7 +274,7 @@ func (c *Console) saveSRT(g *gin.Context) {
 	} else {
 		data["SRTError"] = fmt.Sprint(p.Params["reason"])
 	}
-	c.render(g, http.StatusUnprocessableEntity, "subtitle", data)
+	c.render(g, p.Status(), "subtitle", data)
 }
 
 // reburn burns the saved captions again, free, through the job service.
@@ -295,7 +284,7 @@ func (c *Console) reburn(g *gin.Context) {
 		return
 	}
 	if _, err := c.d.Jobs.Reburn(g, c.accountID(g), id); err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/subtitles/%d", Base, id))

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -126,12 +125,7 @@ func formStyle(f map[string]string) (subtitles.Style, error) {
 			parts = append(parts, strconv.Quote(k)+":"+strconv.FormatFloat(n, 'f', -1, 64))
 		}
 	}
-	s, err := subtitles.ParseStyle("{" + strings.Join(parts, ",") + "}")
-	var styleErr *subtitles.StyleError
-	if errors.As(err, &styleErr) {
-		return s, problem.Invalid(strings.TrimSuffix("style."+styleErr.Key, "."), styleErr.Reason)
-	}
-	return s, err
+	return subtitles.ParseStyle("{" + strings.Join(parts, ",") + "}")
 }
 
 // created answers the script with the job's page, or sends a form there.

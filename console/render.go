@@ -187,13 +187,11 @@ func (c *Console) render(g *gin.Context, status int, page string, data map[strin
 	g.Data(status, "text/html; charset=utf-8", buf.Bytes())
 }
 
-// fail answers with the error page, or with JSON to the console's script.
-func (c *Console) fail(g *gin.Context, status int, key string, err error) {
-	if err != nil {
-		c.d.Log.WithError(err).WithField("path", g.Request.URL.Path).Warn("console request failed")
-	}
-	v := c.view(g, "error", nil)
-	msg := v.L.T(key, nil)
+// fail answers with the error page, or with JSON to the console's script,
+// for the console's own refusals (a form without its token, a session that
+// ended): the services' errors go through failProblem.
+func (c *Console) fail(g *gin.Context, status int, key string) {
+	msg := c.view(g, "error", nil).L.T(key, nil)
 	if wantsJSON(g) {
 		g.AbortWithStatusJSON(status, gin.H{"error": msg})
 		return
@@ -202,22 +200,20 @@ func (c *Console) fail(g *gin.Context, status int, key string, err error) {
 	g.Abort()
 }
 
-// failProblem shows a service's refusal in the account's language.
+// failProblem answers a service's error as the API does: problem.Of, the
+// API's own error path, gives its code and HTTP status, and platform/i18n
+// the API's message in the account's language. The page shows it; the
+// script's JSON request gets it with the API's status and code.
 func (c *Console) failProblem(g *gin.Context, err error) {
-	p, ok := problem.As(err)
-	if !ok {
-		c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
-		return
+	p := problem.Of(err, c.d.Database.Unavailable)
+	status := p.Status()
+	entry := c.d.Log.WithField("path", g.Request.URL.Path).WithField("code", p.Code)
+	if status >= http.StatusInternalServerError {
+		entry.WithError(err).Error("console request failed")
+	} else {
+		entry.WithError(err).Debug("console request refused")
 	}
-	v := c.view(g, "error", nil)
-	msg := c.d.Catalog.Message(string(p.Code), p.Params, v.Lang)
-	status := http.StatusBadRequest
-	switch p.Code {
-	case problem.ServiceUnavailable:
-		status = http.StatusServiceUnavailable
-	case problem.Internal:
-		status = http.StatusInternalServerError
-	}
+	msg := c.d.Catalog.Message(p.Code, p.Params, c.view(g, "error", nil).Lang)
 	if wantsJSON(g) {
 		g.AbortWithStatusJSON(status, gin.H{"error": msg, "code": p.Code})
 		return

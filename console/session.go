@@ -111,7 +111,7 @@ func (c *Console) requireSession(g *gin.Context) {
 			g.Next()
 			return
 		case !errors.Is(err, model.ErrNotFound):
-			c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
+			c.failProblem(g, err)
 			return
 		}
 		c.clearCookie(g, sessionCookie)
@@ -121,7 +121,7 @@ func (c *Console) requireSession(g *gin.Context) {
 		g.Abort()
 		return
 	}
-	c.fail(g, http.StatusUnauthorized, "error.signedOut", nil)
+	c.fail(g, http.StatusUnauthorized, "error.signedOut")
 }
 
 // expectedCSRF is the token this browser's forms carry.
@@ -146,7 +146,7 @@ func (c *Console) checkCSRF(g *gin.Context) {
 	}
 	want := expectedCSRF(g)
 	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-		c.fail(g, http.StatusForbidden, "error.csrf", nil)
+		c.fail(g, http.StatusForbidden, "error.csrf")
 		return
 	}
 	g.Next()
@@ -178,11 +178,11 @@ func (c *Console) requestLink(g *gin.Context) {
 	switch {
 	case errors.Is(err, model.ErrNotFound):
 	case err != nil:
-		c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
+		c.failProblem(g, err)
 		return
 	default:
 		if err := c.mailLink(g, acc); err != nil {
-			c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
+			c.failProblem(g, err)
 			return
 		}
 	}
@@ -226,13 +226,13 @@ func (c *Console) useLink(g *gin.Context) {
 		c.render(g, http.StatusGone, "signin", map[string]any{"MailConfigured": c.d.Mail != nil, "Error": "signin.linkUsed"})
 		return
 	case err != nil:
-		c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
+		c.failProblem(g, err)
 		return
 	}
 	secret := newSecret()
 	row := model.ConsoleSession{TokenHash: hashSecret(secret), AccountID: accountID, ExpiresAt: c.d.Now().Add(sessionTTL)}
 	if err := c.d.Auth.AddSession(g, &row); err != nil {
-		c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
+		c.failProblem(g, err)
 		return
 	}
 	c.setCookie(g, sessionCookie, secret, sessionTTL)
@@ -244,7 +244,7 @@ func (c *Console) useLink(g *gin.Context) {
 func (c *Console) signout(g *gin.Context) {
 	row, _, _ := session(g)
 	if err := c.d.Auth.EndSession(g, row.ID, c.d.Now()); err != nil {
-		c.fail(g, http.StatusServiceUnavailable, "error.unavailable", err)
+		c.failProblem(g, err)
 		return
 	}
 	c.clearCookie(g, sessionCookie)

@@ -243,7 +243,7 @@ func (c *Console) batch(g *gin.Context) (messaging.BatchView, bool) {
 	}
 	b, err := svc.Batch(g, c.accountID(g), id)
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return b, false
 	}
 	return b, true

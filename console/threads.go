@@ -76,7 +76,7 @@ func (c *Console) conversation(g *gin.Context) (messaging.Conversation, bool) {
 	}
 	conv, err := svc.Thread(g, c.accountID(g), id, 0, threadMessages)
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return conv, false
 	}
 	// Oldest first, as a conversation reads.
@@ -137,7 +137,7 @@ func (c *Console) updateThread(g *gin.Context) {
 	}
 	t, err := svc.UpdateThread(g, c.accountID(g), id, u)
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	if wantsJSON(g) {
@@ -159,7 +159,7 @@ func (c *Console) reply(g *gin.Context) {
 	}
 	sent, err := svc.Reply(g, messaging.ReplyRequest{AccountID: c.accountID(g), ThreadID: id, Body: g.PostForm("body")})
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	c.created(g, fmt.Sprintf("%s/sms/threads/%d", Base, id), sent.Message.MessageID)

@@ -6,8 +6,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"parley/model"
-	"parley/platform/problem"
 	"parley/service/voice"
 )
 
@@ -32,11 +30,8 @@ func (c *Console) conversationPage(g *gin.Context) {
 		return
 	}
 	d, err := c.d.Voice.Get(g, c.accountID(g), id)
-	if p, isProblem := problem.As(err); isProblem && p.Code == problem.ConversationNotFound {
-		err = model.ErrNotFound
-	}
 	if err != nil {
-		c.readFailed(g, err)
+		c.failProblem(g, err)
 		return
 	}
 	c.render(g, http.StatusOK, "conversation", map[string]any{"C": d})

@@ -18,7 +18,7 @@ func (p *platform) mountConsole(srv *api.Server, svc wiring.Services, store stor
 	d := console.Deps{
 		BaseURL: p.cfg.BaseURL, MaxUploadSize: p.cfg.MaxUploadSize,
 		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: p.objects,
-		Voice: svc.Voice, Catalog: catalog, Log: testenv.Logger(), Now: o.now,
+		Voice: svc.Voice, Catalog: catalog, Database: store, Log: testenv.Logger(), Now: o.now,
 		Profiles: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Preferences: svc.Accounts, Push: svc.Push, VAPIDPublicKey: o.vapidPublicKey,
 	}
 	if svc.SMS != nil {

@@ -1,8 +1,8 @@
 package model
 
 import (
-	"errors"
 	"fmt"
+
 	"parley/platform/problem"
 )
 
@@ -41,4 +41,11 @@ func (notFoundError) Problem() *problem.Error { return problem.New(problem.NotFo
 
 // ErrConflict means a row with the same unique key already exists (for
 // example a job under the same Idempotency-Key, created concurrently).
-var ErrConflict = errors.New("conflict")
+var ErrConflict error = conflictError{}
+
+type conflictError struct{}
+
+func (conflictError) Error() string { return "conflict" }
+
+// Problem is how a client is told: CONFLICT, naming nothing of the other row.
+func (conflictError) Problem() *problem.Error { return problem.New(problem.Conflict, nil) }

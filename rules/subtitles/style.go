@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"parley/platform/problem"
 	"parley/rules/textcheck"
 )
 
@@ -49,6 +50,12 @@ func (e *StyleError) Error() string {
 		return "style: " + e.Reason
 	}
 	return "style." + e.Key + ": " + e.Reason
+}
+
+// Problem is how a client is told: a VALIDATION_ERROR naming the style key
+// (the API's style field, the console's style inputs).
+func (e *StyleError) Problem() *problem.Error {
+	return problem.Invalid(strings.TrimSuffix("style."+e.Key, "."), e.Reason)
 }
 
 var colorPattern = regexp.MustCompile(`^#[0-9A-Fa-f]{6}([0-9A-Fa-f]{2})?$`)
