@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"parley/provider/twilio"
 	"parley/rules/billing"
@@ -29,7 +30,8 @@ type Carrier interface {
 // SMSStore is the part of the SMS repository the SMS activities use.
 type SMSStore interface {
 	Message(ctx context.Context, id int64) (storage.SMSMessage, error)
-	StartAttempt(ctx context.Context, id int64, now time.Time) (storage.SMSMessage, error)
+	StartAttempt(ctx context.Context, id int64, now time.Time, lease time.Duration) (storage.SMSMessage, time.Time, error)
+	EndAttempt(ctx context.Context, id int64, until time.Time) error
 	KnownSIDs(ctx context.Context, sids []string) (map[string]bool, error)
 	Accept(ctx context.Context, m storage.SMSMessage, sid string, charge storage.Movement) error
 	Fail(ctx context.Context, id int64, code, message string) error
@@ -60,22 +62,19 @@ const findSentMargin = 2 * time.Minute
 // Send hands a queued message to the carrier once. The carrier has no
 // idempotency key, so an attempt after an earlier one (which may have
 // reached the carrier before timing out) first looks the message up there
-// and records the one it finds instead of sending again. A refusal
-// (a 4xx: invalid number, blocked, not SMS-capable) fails the message with
-// the carrier's code and charges nothing; a transient failure is retried.
+// and records the one it finds instead of sending again; and only one
+// attempt at a time does either (the message's send lease, see begin). A
+// refusal (a 4xx: invalid number, blocked, not SMS-capable) fails the
+// message with the carrier's code and charges nothing; a transient failure
+// is retried.
 func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) error {
-	m, err := a.Store.StartAttempt(ctx, in.MessageID, a.Now())
+	m, end, err := a.begin(ctx, in.MessageID)
 	if err != nil || m.Status != sms.Queued {
 		return err // a finished message is left as it is
 	}
-	if m.SendAttemptedAt != nil {
-		sid, ok, err := a.earlierSend(ctx, m)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return a.accept(ctx, m, sid)
-		}
+	defer end()
+	if found, err := a.acceptEarlier(ctx, m); found || err != nil {
+		return err
 	}
 	sent, err := a.Carrier.Send(ctx, twilio.SendRequest{From: m.FromPhone, To: m.ToPhone, Body: m.Body, StatusCallback: a.StatusCallback})
 	var refused *twilio.APIError
@@ -86,6 +85,71 @@ func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) error {
 		return err
 	}
 	return a.accept(ctx, m, sent.SID)
+}
+
+// attemptWithoutDeadline bounds the send lease of an attempt whose context
+// has no deadline (the activities always run with one, StartToCloseTimeout).
+const attemptWithoutDeadline = time.Minute
+
+// begin starts an attempt at a queued message: it takes the message's send
+// lease until this attempt's own deadline, when its carrier calls are
+// cancelled, so that another attempt (a retry scheduled while this one
+// still runs on a worker that Temporal lost sight of, or a batch part
+// replayed on another worker after one died) cannot look the message up at
+// the carrier, find nothing yet and send it a second time. end gives the
+// lease up. It returns the message as it was before. A lease another
+// attempt holds is waited for when it ends before this attempt's deadline
+// (a dead worker's lease does: it was taken no later than ours); otherwise
+// it is a retryable error that asks to be retried when that lease ends.
+func (a *SMS) begin(ctx context.Context, id int64) (storage.SMSMessage, func(), error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = a.Now().Add(attemptWithoutDeadline)
+	}
+	for {
+		now := a.Now()
+		m, until, err := a.Store.StartAttempt(ctx, id, now, deadline.Sub(now))
+		var busy *storage.AttemptInFlightError
+		if errors.As(err, &busy) {
+			if busy.Until.After(deadline) {
+				return m, nil, temporal.NewApplicationErrorWithOptions(busy.Error(), "SMSAttemptInFlight",
+					temporal.ApplicationErrorOptions{NextRetryDelay: max(busy.Until.Sub(now), time.Second)})
+			}
+			select {
+			case <-ctx.Done():
+				return m, nil, ctx.Err()
+			case <-time.After(busy.Until.Sub(now) + leaseClockMargin):
+				continue
+			}
+		}
+		if err != nil || until.IsZero() {
+			return m, nil, err
+		}
+		return m, func() {
+			if err := a.Store.EndAttempt(context.WithoutCancel(ctx), id, until); err != nil {
+				// The lease ends by itself at until: a retry waits for that.
+				activity.GetLogger(ctx).Warn("could not end a send attempt's lease", "message_id", id, "error", err)
+			}
+		}, nil
+	}
+}
+
+// leaseClockMargin is added to a wait for another attempt's lease: the
+// lease ends by the database's clock, the wait by the worker's.
+const leaseClockMargin = 100 * time.Millisecond
+
+// acceptEarlier records the message an earlier attempt at m created at the
+// carrier, if m was attempted before and the carrier has one, and reports
+// whether it did.
+func (a *SMS) acceptEarlier(ctx context.Context, m storage.SMSMessage) (bool, error) {
+	if m.SendAttemptedAt == nil {
+		return false, nil
+	}
+	sid, ok, err := a.earlierSend(ctx, m)
+	if err != nil || !ok {
+		return false, err
+	}
+	return true, a.accept(ctx, m, sid)
 }
 
 // earlierSend finds at the carrier the message an earlier attempt at m may
@@ -129,20 +193,17 @@ func (a *SMS) accept(ctx context.Context, m storage.SMSMessage, sid string) erro
 // was attempted is first looked up there, as a resend would: the carrier's
 // message is recorded and charged once, and only a message the carrier does
 // not have is failed, uncharged. A lookup that fails fails the activity, to
-// be retried: the message stays queued until the carrier answers it.
+// be retried: the message stays queued until the carrier answers it. Fail
+// takes the message's send lease as an attempt does, so it waits for an
+// attempt still under way to end before it looks.
 func (a *SMS) Fail(ctx context.Context, in workflows.SMSFailInput) error {
-	m, err := a.Store.Message(ctx, in.MessageID)
+	m, end, err := a.begin(ctx, in.MessageID)
 	if err != nil || m.Status != sms.Queued {
 		return err
 	}
-	if m.SendAttemptedAt != nil {
-		sid, ok, err := a.earlierSend(ctx, m)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return a.accept(ctx, m, sid)
-		}
+	defer end()
+	if found, err := a.acceptEarlier(ctx, m); found || err != nil {
+		return err
 	}
 	return a.Store.Fail(ctx, m.ID, in.Code, in.Message)
 }

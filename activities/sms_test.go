@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"parley/devstack/localcarrier"
@@ -81,7 +82,7 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 	carried(1)
 	// The second's first attempt reached the carrier but its answer was
 	// lost; the retry finds that message and takes it, not the first's.
-	if _, err := store.StartAttempt(ctx, second.ID, time.Now()); err != nil {
+	if _, _, err := store.StartAttempt(ctx, second.ID, time.Now(), 0); err != nil {
 		t.Fatal(err)
 	}
 	lost, err := client.Send(ctx, twilio.SendRequest{From: from.Phone, To: second.ToPhone, Body: second.Body})
@@ -97,7 +98,7 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 	}
 	// The third's first attempt never reached the carrier: both messages
 	// there are its twins', so it is sent.
-	if _, err := store.StartAttempt(ctx, third.ID, time.Now()); err != nil {
+	if _, _, err := store.StartAttempt(ctx, third.ID, time.Now(), 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: third.ID}); err != nil {
@@ -348,7 +349,7 @@ func TestSMSFailRecordsWhatTheCarrierAccepted(t *testing.T) {
 		t.Fatalf("cut send: %v, want the lost answer", err)
 	}
 	// An attempt began and never reached the carrier.
-	if _, err := f.store.StartAttempt(ctx, attempted.ID, time.Now()); err != nil {
+	if _, _, err := f.store.StartAttempt(ctx, attempted.ID, time.Now(), 0); err != nil {
 		t.Fatal(err)
 	}
 	failed := func(id int64) workflows.SMSFailInput {
@@ -369,10 +370,11 @@ func TestSMSFailRecordsWhatTheCarrierAccepted(t *testing.T) {
 	f.agrees(t, reached.ID)
 }
 
-// Fail wins the race against an attempt still under way (one a restarted
-// worker or Temporal server left running): the carrier had nothing when
-// Fail looked, then the attempt reaches it and records what the carrier
-// answered. Its Accept takes the message back from failed: recorded under
+// Fail wins the race against an attempt still under way that outlived its
+// send lease (one a restarted worker or Temporal server left running, whose
+// request was on the wire when its deadline passed): the carrier had
+// nothing when Fail looked, then the attempt reaches it and records what
+// the carrier answered. Its Accept takes the message back from failed: recorded under
 // the carrier's sid, priced and charged once, the batch's outcome set again.
 func TestSMSAcceptAfterFailTakesTheMessageBack(t *testing.T) {
 	f := newSMSFixture(t)
@@ -388,7 +390,22 @@ func TestSMSAcceptAfterFailTakesTheMessageBack(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- late.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID}) }()
 	<-held.held
-	if err := plain.Fail(ctx, workflows.SMSFailInput{MessageID: ms[1].ID, Code: "CARRIER_UNAVAILABLE", Message: "not sent"}); err != nil {
+	fail := func() error {
+		// Fail's own deadline comes before the attempt's lease ends.
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return plain.Fail(ctx, workflows.SMSFailInput{MessageID: ms[1].ID, Code: "CARRIER_UNAVAILABLE", Message: "not sent"})
+	}
+	// While the attempt holds its send lease, Fail is retried after it.
+	if err := fail(); err == nil {
+		t.Fatal("Fail went ahead during an attempt that holds the lease")
+	}
+	// The attempt outlives its lease (its request was already on the wire
+	// when its deadline passed): Fail looks, finds nothing yet, fails it.
+	if _, err := f.db.NewRaw("UPDATE sms_messages SET send_lease_until = now() - interval '1 second' WHERE id = ?", ms[1].ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := fail(); err != nil {
 		t.Fatal(err)
 	}
 	f.agrees(t, ms[1].ID) // failed: the carrier has nothing yet
@@ -406,4 +423,68 @@ func TestSMSAcceptAfterFailTakesTheMessageBack(t *testing.T) {
 	if err != nil || b.Status != "completed" {
 		t.Fatalf("batch %s (%v), want completed: both messages are at the carrier", b.Status, err)
 	}
+}
+
+// Only one attempt at a time hands a message to the carrier: while one
+// holds the message's send lease (it still runs on a worker Temporal lost
+// sight of), a retry and the workflow's Fail reach neither the carrier nor
+// the message and are retried once the lease ends; then the message is
+// sent once.
+func TestSMSSendWaitsForAnAttemptInFlight(t *testing.T) {
+	f := newSMSFixture(t)
+	ctx := context.Background()
+	a := &SMS{Store: f.store, Carrier: f.client, Now: time.Now}
+	_, ms := f.admit(t, false, "+12025550121")
+	m := ms[0]
+	_, until, err := f.store.StartAttempt(ctx, m.ID, time.Now(), time.Minute)
+	if err != nil || until.IsZero() {
+		t.Fatalf("the first attempt's lease: %s, %v", until, err)
+	}
+	// Attempts whose own deadline (30 s) comes before the lease ends are
+	// retried when it ends.
+	short, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for name, try := range map[string]func() error{
+		"send": func() error { return a.Send(short, workflows.SMSSendInput{MessageID: m.ID}) },
+		"fail": func() error {
+			return a.Fail(short, workflows.SMSFailInput{MessageID: m.ID, Code: "CARRIER_UNAVAILABLE", Message: "x"})
+		},
+	} {
+		err := try()
+		var appErr *temporal.ApplicationError
+		if !errors.As(err, &appErr) || appErr.Type() != "SMSAttemptInFlight" || appErr.NonRetryable() ||
+			appErr.NextRetryDelay() < 50*time.Second {
+			t.Fatalf("%s during another attempt: %v, want a retryable SMSAttemptInFlight in about a minute", name, err)
+		}
+	}
+	if got, _ := f.store.Message(ctx, m.ID); got.Status != sms.Queued || len(f.carrier.Sent(m.ToPhone)) != 0 {
+		t.Fatalf("during another attempt the message went %s and the carrier has %d", got.Status, len(f.carrier.Sent(m.ToPhone)))
+	}
+	if err := f.store.EndAttempt(ctx, m.ID, until); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
+		t.Fatal(err)
+	}
+	f.agrees(t, m.ID)
+	// A lease that ends before an attempt's own deadline (a dead worker's)
+	// is waited for within the attempt, not retried: a batch part replayed
+	// on another worker takes its local sends' retries from one budget.
+	_, ms = f.admit(t, false, "+12025550123")
+	if _, _, err := f.store.StartAttempt(ctx, ms[0].ID, time.Now(), 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send(short, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
+		t.Fatalf("send after a dead attempt's lease: %v", err)
+	}
+	f.agrees(t, ms[0].ID)
+	// The attempt gave its lease up when it ended: a repeated Send (an
+	// activity retried) need not wait and changes nothing.
+	if got, _ := f.store.Message(ctx, m.ID); got.SendLeaseUntil != nil {
+		t.Fatalf("the lease outlived its attempt: %s", got.SendLeaseUntil)
+	}
+	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
+		t.Fatal(err)
+	}
+	f.agrees(t, m.ID)
 }

@@ -70,6 +70,7 @@ type SMSMessage struct {
 	PriceMicros     billing.Micros `bun:"price_micros"`
 	CostMicros      billing.Micros `bun:"cost_micros"`
 	SendAttemptedAt *time.Time     `bun:"send_attempted_at"`
+	SendLeaseUntil  *time.Time     `bun:"send_lease_until"`
 	SentAt          *time.Time     `bun:"sent_at"`
 	DeliveredAt     *time.Time     `bun:"delivered_at"`
 	ReadAt          *time.Time     `bun:"read_at"`

@@ -335,16 +335,57 @@ func (r SMS) Message(ctx context.Context, id int64) (SMSMessage, error) {
 	return m, notFound(err)
 }
 
-// StartAttempt notes when the first attempt to hand a message to the
-// carrier began and returns the message as it was before.
-func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time) (SMSMessage, error) {
-	m, err := r.Message(ctx, id)
-	if err != nil || m.SendAttemptedAt != nil {
-		return m, err
+// StartAttempt begins an attempt at handing a queued message to the
+// carrier: it notes when the first attempt began and takes the message's
+// send lease for lease (the attempt's own deadline), so that no other
+// attempt reaches the carrier meanwhile. It returns the message as it was
+// before and the lease's end, which EndAttempt needs. A message another
+// attempt holds is an *AttemptInFlightError; a message no longer queued is
+// returned as it is, with no lease taken.
+func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time, lease time.Duration) (SMSMessage, time.Time, error) {
+	var m SMSMessage
+	var until time.Time
+	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		until = time.Time{}
+		if err := tx.NewSelect().Model(&m).Where("id = ?", id).For("NO KEY UPDATE").Scan(ctx); err != nil {
+			return notFound(err)
+		}
+		if m.Status != sms.Queued {
+			return nil
+		}
+		err := tx.NewRaw(`UPDATE sms_messages SET send_attempted_at = coalesce(send_attempted_at, ?),
+				send_lease_until = now() + ? * interval '1 microsecond'
+			WHERE id = ? AND (send_lease_until IS NULL OR send_lease_until <= now())
+			RETURNING send_lease_until`, now, lease.Microseconds(), id).Scan(ctx, &until)
+		if notFound(err) == ErrNotFound {
+			return &AttemptInFlightError{MessageID: id, Until: *m.SendLeaseUntil}
+		}
+		return err
+	})
+	return m, until, err
+}
+
+// EndAttempt gives up the send lease an attempt took (until, as
+// StartAttempt returned it), so that a retry need not wait for it to
+// expire. A lease another attempt has taken since is left alone.
+func (r SMS) EndAttempt(ctx context.Context, id int64, until time.Time) error {
+	_, err := r.DB.NewUpdate().Model((*SMSMessage)(nil)).Set("send_lease_until = NULL").
+		Where("id = ? AND send_lease_until = ?", id, until).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("end the send attempt of sms message %d: %w", id, err)
 	}
-	_, err = r.DB.NewUpdate().Model((*SMSMessage)(nil)).Set("send_attempted_at = ?", now).
-		Where("id = ? AND send_attempted_at IS NULL", id).Exec(ctx)
-	return m, err
+	return nil
+}
+
+// AttemptInFlightError refuses an attempt at sending a message while
+// another attempt holds its send lease, until Until at the latest.
+type AttemptInFlightError struct {
+	MessageID int64
+	Until     time.Time
+}
+
+func (e *AttemptInFlightError) Error() string {
+	return fmt.Sprintf("sms message %d: another attempt may be handing it to the carrier until %s", e.MessageID, e.Until.UTC().Format(time.RFC3339))
 }
 
 // Accept records that the carrier accepted a queued message under sid and

@@ -1,0 +1,1 @@
+ALTER TABLE sms_messages DROP COLUMN send_lease_until;
