@@ -340,3 +340,44 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Each webhook's body is written out in webhooks (oapi-codegen keeps only
+// components that paths use) and named in components for WebhookEvent: the
+// two must say the same, the description aside, and WebhookEvent's
+// discriminator must map every event type to its own schema.
+func TestOpenAPIWebhookBodiesMatchTheirEvents(t *testing.T) {
+	doc := loadOpenAPI(t)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	event, _ := schemas["WebhookEvent"].(map[string]any)
+	disc, _ := event["discriminator"].(map[string]any)
+	mapping, _ := disc["mapping"].(map[string]any)
+	webhooks, _ := doc["webhooks"].(map[string]any)
+	if disc["propertyName"] != "type" || len(mapping) != len(webhooks) || len(webhooks) == 0 {
+		t.Fatalf("WebhookEvent's discriminator %v for %d webhooks", disc, len(webhooks))
+	}
+	strip := func(s map[string]any) string {
+		c := map[string]any{}
+		for k, v := range s {
+			if k != "description" {
+				c[k] = v
+			}
+		}
+		out, _ := json.Marshal(c)
+		return string(out)
+	}
+	for name, hook := range webhooks {
+		body := hook.(map[string]any)["post"].(map[string]any)["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+		ref, _ := mapping[name].(string)
+		named, ok := schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any)
+		if !ok {
+			t.Errorf("webhook %s: WebhookEvent maps it to %q, no schema", name, ref)
+			continue
+		}
+		if strip(body) != strip(named) {
+			t.Errorf("webhook %s: its body and %s differ:\n%s\n%s", name, ref, strip(body), strip(named))
+		}
+		if typ, _ := named["properties"].(map[string]any)["type"].(map[string]any); typ["const"] != name {
+			t.Errorf("%s: type is %v, want const %s", ref, typ, name)
+		}
+	}
+}
