@@ -381,3 +381,34 @@ func TestOpenAPIWebhookBodiesMatchTheirEvents(t *testing.T) {
 		}
 	}
 }
+
+// Numbers keep their meaning in generated clients: without a format a JSON
+// number becomes a float32 in some (44.943172 reads as 44.943172454833984),
+// so every number is a double and every integer an int64.
+func TestOpenAPINumbersHaveFormats(t *testing.T) {
+	var walk func(at string, node any)
+	walk = func(at string, node any) {
+		switch n := node.(type) {
+		case map[string]any:
+			types := []any{n["type"]}
+			if list, ok := n["type"].([]any); ok {
+				types = list
+			}
+			for _, typ := range types {
+				name, _ := typ.(string) // a property named type holds a schema
+				want := map[string]string{"number": "double", "integer": "int64"}[name]
+				if want != "" && n["format"] != want {
+					t.Errorf("%s: type %s has format %v, want %s", at, name, n["format"], want)
+				}
+			}
+			for k, v := range n {
+				walk(at+"/"+k, v)
+			}
+		case []any:
+			for i, v := range n {
+				walk(fmt.Sprintf("%s/%d", at, i), v)
+			}
+		}
+	}
+	walk("#", loadOpenAPI(t))
+}
