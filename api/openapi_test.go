@@ -412,3 +412,30 @@ func TestOpenAPINumbersHaveFormats(t *testing.T) {
 	}
 	walk("#", loadOpenAPI(t))
 }
+
+// Every success body's data is required where it is declared, so that
+// generated clients type it as present (res.data.data.x in TypeScript).
+func TestOpenAPISuccessDataIsRequired(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for p, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			if !openAPIMethods[method] {
+				continue
+			}
+			for status, resp := range op.(map[string]any)["responses"].(map[string]any) {
+				content, _ := resp.(map[string]any)["content"].(map[string]any)
+				media, _ := content["application/json"].(map[string]any)
+				schema, _ := media["schema"].(map[string]any)
+				allOf, _ := schema["allOf"].([]any)
+				if !strings.HasPrefix(status, "2") || len(allOf) != 2 || allOf[0].(map[string]any)["$ref"] != "#/components/schemas/SuccessEnvelope" {
+					continue
+				}
+				branch := allOf[1].(map[string]any)
+				required, _ := branch["required"].([]any)
+				if _, declared := branch["properties"].(map[string]any)["data"]; !declared || !slices.Contains(required, any("data")) {
+					t.Errorf("%s %s %s: data is not declared and required beside SuccessEnvelope", strings.ToUpper(method), p, status)
+				}
+			}
+		}
+	}
+}
