@@ -3,7 +3,11 @@
 #   make dev      PostgreSQL + Temporal + MinIO under .dev/, migrations, a dev
 #                 API key, then `parley dev` in the foreground (Ctrl-C stops all)
 #   make test     go vet, then go test against throwaway services
-#                 (narrow with PKG=./api/... TESTFLAGS='-run X -v')
+#                 (narrow with PKG=./api/... TESTFLAGS='-run X -v'); a full
+#                 run, or one of ./api/ or ./client/, checks the clients too
+#   make check-clients  api/openapi.json through openapi-typescript + tsc
+#                 --strict, oapi-codegen and ogen (pinned; fails on any error,
+#                 warning or skipped operation)
 #   make bench    the performance benchmarks (e2e/bench_test.go) against throwaway services
 #   make fuzz     every fuzz target for FUZZTIME each (default 2m)
 #   make histories  record workflow histories of real end-to-end runs into
@@ -62,7 +66,7 @@ TESTFLAGS ?=
 BENCHFLAGS ?=
 export PKG TESTFLAGS
 
-.PHONY: FORCE all build tools packages dev test vet bench fuzz histories fmt clean clean-dev help \
+.PHONY: FORCE all build tools packages dev test check-clients vet bench fuzz histories fmt clean clean-dev help \
 	cluster cluster-stop cluster-smoke cluster-tools chaos chaos-short cluster-bench
 
 all: build
@@ -167,6 +171,9 @@ vet:
 
 test: packages tools
 	scripts/test.sh
+
+check-clients:
+	scripts/check-clients.sh
 
 bench: packages tools
 	scripts/with-services.sh $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 60m $(BENCHFLAGS) ./e2e/

@@ -340,3 +340,102 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Each webhook's body is written out in webhooks (oapi-codegen keeps only
+// components that paths use) and named in components for WebhookEvent: the
+// two must say the same, the description aside, and WebhookEvent's
+// discriminator must map every event type to its own schema.
+func TestOpenAPIWebhookBodiesMatchTheirEvents(t *testing.T) {
+	doc := loadOpenAPI(t)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	event, _ := schemas["WebhookEvent"].(map[string]any)
+	disc, _ := event["discriminator"].(map[string]any)
+	mapping, _ := disc["mapping"].(map[string]any)
+	webhooks, _ := doc["webhooks"].(map[string]any)
+	if disc["propertyName"] != "type" || len(mapping) != len(webhooks) || len(webhooks) == 0 {
+		t.Fatalf("WebhookEvent's discriminator %v for %d webhooks", disc, len(webhooks))
+	}
+	strip := func(s map[string]any) string {
+		c := map[string]any{}
+		for k, v := range s {
+			if k != "description" {
+				c[k] = v
+			}
+		}
+		out, _ := json.Marshal(c)
+		return string(out)
+	}
+	for name, hook := range webhooks {
+		body := hook.(map[string]any)["post"].(map[string]any)["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+		ref, _ := mapping[name].(string)
+		named, ok := schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any)
+		if !ok {
+			t.Errorf("webhook %s: WebhookEvent maps it to %q, no schema", name, ref)
+			continue
+		}
+		if strip(body) != strip(named) {
+			t.Errorf("webhook %s: its body and %s differ:\n%s\n%s", name, ref, strip(body), strip(named))
+		}
+		if typ, _ := named["properties"].(map[string]any)["type"].(map[string]any); typ["const"] != name {
+			t.Errorf("%s: type is %v, want const %s", ref, typ, name)
+		}
+	}
+}
+
+// Numbers keep their meaning in generated clients: without a format a JSON
+// number becomes a float32 in some (44.943172 reads as 44.943172454833984),
+// so every number is a double and every integer an int64.
+func TestOpenAPINumbersHaveFormats(t *testing.T) {
+	var walk func(at string, node any)
+	walk = func(at string, node any) {
+		switch n := node.(type) {
+		case map[string]any:
+			types := []any{n["type"]}
+			if list, ok := n["type"].([]any); ok {
+				types = list
+			}
+			for _, typ := range types {
+				name, _ := typ.(string) // a property named type holds a schema
+				want := map[string]string{"number": "double", "integer": "int64"}[name]
+				if want != "" && n["format"] != want {
+					t.Errorf("%s: type %s has format %v, want %s", at, name, n["format"], want)
+				}
+			}
+			for k, v := range n {
+				walk(at+"/"+k, v)
+			}
+		case []any:
+			for i, v := range n {
+				walk(fmt.Sprintf("%s/%d", at, i), v)
+			}
+		}
+	}
+	walk("#", loadOpenAPI(t))
+}
+
+// Every success body's data is required where it is declared, so that
+// generated clients type it as present (res.data.data.x in TypeScript).
+func TestOpenAPISuccessDataIsRequired(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for p, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			if !openAPIMethods[method] {
+				continue
+			}
+			for status, resp := range op.(map[string]any)["responses"].(map[string]any) {
+				content, _ := resp.(map[string]any)["content"].(map[string]any)
+				media, _ := content["application/json"].(map[string]any)
+				schema, _ := media["schema"].(map[string]any)
+				allOf, _ := schema["allOf"].([]any)
+				if !strings.HasPrefix(status, "2") || len(allOf) != 2 || allOf[0].(map[string]any)["$ref"] != "#/components/schemas/SuccessEnvelope" {
+					continue
+				}
+				branch := allOf[1].(map[string]any)
+				required, _ := branch["required"].([]any)
+				if _, declared := branch["properties"].(map[string]any)["data"]; !declared || !slices.Contains(required, any("data")) {
+					t.Errorf("%s %s %s: data is not declared and required beside SuccessEnvelope", strings.ToUpper(method), p, status)
+				}
+			}
+		}
+	}
+}

@@ -12,6 +12,14 @@ read -ra pkgs <<<"${PKG:-./...}"
 flags=()
 eval "flags=(${TESTFLAGS:-})"
 
+# The API document through the client generators (openapi-typescript + tsc
+# --strict, oapi-codegen, ogen): on a full run, or when the document's or the
+# client's package is tested.
+if [[ " ${pkgs[*]} " =~ [[:space:]](\./\.\.\.|\./api/?(\.\.\.)?|\./client/?(\.\.\.)?)[[:space:]] ]]; then
+	echo "==> scripts/check-clients.sh"
+	"$ROOT/scripts/check-clients.sh"
+fi
+
 echo "==> go vet -tags integration ${pkgs[*]}"
 go vet -tags integration "${pkgs[@]}"
 
