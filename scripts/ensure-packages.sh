@@ -32,6 +32,9 @@ check() {
 	# The console's browser tests drive a headless Chromium (chromedp).
 	have chromium || need chromium
 	have setsid || need util-linux
+	# scripts/check-clients.sh runs openapi-typescript and tsc on Node.js.
+	have node || need nodejs
+	have npm || need npm
 }
 
 check
