@@ -172,6 +172,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		links := medialink.NewSigner(p.cfg.MediaSecret, p.cfg.MediaLinkTTL)
 		p.events = &activities.Events{
 			Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
+			InFlight: storage.Caps{Endpoint: p.cfg.WebhookEndpointInFlight, Account: p.cfg.WebhookAccountInFlight},
 			VideoURL: func(key string) string { return p.cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 		}
 		notifier := wiring.Notifier(store, catalog, "", p.cfg.BaseURL)
