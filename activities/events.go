@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 
 	"parley/platform/netguard"
 	"parley/provider/stdwebhook"
@@ -116,15 +117,22 @@ func (a *Events) Emit(ctx context.Context, in workflows.EmitInput) error {
 	if err != nil {
 		return err
 	}
+	// Started a few at once: one after another, an account's last endpoint
+	// would wait a round trip to Temporal for each endpoint before it.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(deliveryStarts)
 	for _, d := range deliveries {
-		in := workflows.WebhookInput{DeliveryID: d.ID, EventID: e.ID, EndpointID: d.EndpointID, Retries: a.Retries}
-		summary := fmt.Sprintf("%s %s to endpoint %d", e.Type, webhookevent.PublicID(e.ID), d.EndpointID)
-		if err := workflows.StartWebhookDelivery(ctx, a.Temporal, e.AccountID, summary, in, false); err != nil {
-			return err
-		}
+		g.Go(func() error {
+			in := workflows.WebhookInput{DeliveryID: d.ID, EventID: e.ID, EndpointID: d.EndpointID, Retries: a.Retries}
+			summary := fmt.Sprintf("%s %s to endpoint %d", e.Type, webhookevent.PublicID(e.ID), d.EndpointID)
+			return workflows.StartWebhookDelivery(gctx, a.Temporal, e.AccountID, summary, in, false)
+		})
 	}
-	return nil
+	return g.Wait()
 }
+
+// deliveryStarts bounds the delivery workflows one Emit starts at once.
+const deliveryStarts = 16
 
 // EmitJob emits an event whose data is the job as its GET returns it now.
 func (a *Events) EmitJob(ctx context.Context, in workflows.EmitJobInput) error {
