@@ -76,7 +76,7 @@ const leaseMargin = 15 * time.Second
 // ask at once.
 const (
 	deferFirst   = 250 * time.Millisecond
-	deferLongest = 5 * time.Second
+	deferLongest = 10 * time.Second
 )
 
 // ErrDeferred is the type of the error DeliverWebhook fails with when the

@@ -291,12 +291,18 @@ func TestWebhookRetriesReplayAndTenancy(t *testing.T) {
 		}
 	}
 	d := p.waitDelivery(t, key.Secret, flakyHook.ID)
-	codes := []int{}
+	codes, errs := []int{}, []string{}
 	for _, a := range d.Attempts {
 		codes = append(codes, *a.StatusCode)
+		if a.Error != nil {
+			errs = append(errs, *a.Error)
+		}
 	}
 	if d.Status != "delivered" || !reflect.DeepEqual(codes, []int{500, 500, 204}) {
 		t.Fatalf("delivery %s attempts %v, want delivered after 500, 500, 204", d.Status, codes)
+	}
+	if want := []string{"HTTP status 500", "HTTP status 500"}; !reflect.DeepEqual(errs, want) {
+		t.Fatalf("attempts' errors %q, want %q and none on the 204", errs, want)
 	}
 
 	if err := p.events.Emit(context.Background(), emit); err != nil {

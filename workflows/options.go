@@ -95,16 +95,17 @@ func failJob(ctx workflow.Context, jobID int64, cause error, fallback string) er
 // activity's result, so retries here cover the worker or the database
 // failing, briefly, and an attempt that found no place within the caps on
 // attempts in flight (activities.ErrDeferred, whose error sets the wait).
-// A delivery's schedule is the workflow's; an attempt may wait its turn for
-// up to ScheduleToCloseTimeout, as long as the longest wait between
-// attempts, before the delivery gives up.
+// A delivery's schedule is the workflow's. No ScheduleToCloseTimeout: an
+// attempt waits its turn as long as its endpoint or account is busy (the
+// delivery stays pending meanwhile), and a try that timed out cannot fail
+// the workflow with its delivery left pending; StartToCloseTimeout bounds
+// each try.
 //
 // It names no task queue: the attempts run on the queue the workflow was
 // started on (EventsTaskQueue).
 func webhookAttempt(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout:    time.Minute,
-		ScheduleToCloseTimeout: 10 * time.Hour,
+		StartToCloseTimeout: time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,
