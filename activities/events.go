@@ -66,9 +66,10 @@ type Events struct {
 	InFlight storage.Caps
 }
 
-// leaseMargin is how long past an attempt's deadline its place stays taken
-// when its worker dies before giving it back.
-const leaseMargin = 15 * time.Second
+// leaseTTL is how long an attempt's place stays taken when its worker dies
+// before giving it back: the URL check's and the POST's deadlines, and a
+// margin for the bookkeeping around them.
+const leaseTTL = netguard.ConnectTimeout + stdwebhook.DeliveryTimeout + 15*time.Second
 
 // Waits before an attempt asks again for a place its endpoint or account
 // had none of: doubling from deferFirst to deferLongest, each spread by up
@@ -88,7 +89,7 @@ const ErrDeferred = "WEBHOOK_ATTEMPT_DEFERRED"
 // deferral is the error of an attempt that found no place, the n-th time in
 // a row (n from 1).
 func deferral(n int32, deliveryID int64) error {
-	wait := deferFirst << min(n-1, 5)
+	wait := deferFirst << min(n-1, 6)
 	wait = min(wait, deferLongest)
 	wait += time.Duration(rand.Int64N(int64(wait/4) + 1))
 	return temporal.NewApplicationErrorWithOptions(
@@ -193,7 +194,7 @@ func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhook
 	if ep.DeletedAt != nil {
 		return workflows.DeliverWebhookResult{Abandoned: true}, hooks.SetDeliveryStatus(ctx, d.ID, storage.DeliveryFailed)
 	}
-	taken, err := hooks.TakeLease(ctx, d, a.InFlight, stdwebhook.DeliveryTimeout+leaseMargin)
+	taken, err := hooks.TakeLease(ctx, d, a.InFlight, leaseTTL)
 	if err != nil {
 		return workflows.DeliverWebhookResult{}, err
 	}
@@ -207,7 +208,7 @@ func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhook
 		}
 	}()
 	var res stdwebhook.Attempt
-	if err := a.Guard.CheckEndpoint(ctx, ep.URL); err != nil {
+	if err := a.checkEndpoint(ctx, ep.URL); err != nil {
 		res = stdwebhook.Attempt{Err: stdwebhook.Category(err, false, stdwebhook.DeliveryTimeout), Cause: err}
 	} else {
 		h, err := stdwebhook.Headers(ep.Secret, webhookevent.PublicID(d.EventID), time.Now(), d.Event.Payload)
@@ -242,6 +243,15 @@ func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhook
 		return workflows.DeliverWebhookResult{}, err
 	}
 	return workflows.DeliverWebhookResult{Delivered: res.OK(), StatusCode: res.StatusCode, Error: res.Err}, nil
+}
+
+// checkEndpoint runs the URL guard within netguard.ConnectTimeout: a name
+// that takes longer to resolve is a DNS failure, and the attempt's place
+// outlives neither step.
+func (a *Events) checkEndpoint(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, netguard.ConnectTimeout)
+	defer cancel()
+	return a.Guard.CheckEndpoint(ctx, url)
 }
 
 // Notify delivers the completion notices, one activity per channel.
