@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 
 	"parley/platform/netguard"
 	"parley/provider/stdwebhook"
@@ -32,6 +35,8 @@ type WebhookStore interface {
 	EndpointByID(ctx context.Context, id int64) (storage.WebhookEndpoint, error)
 	SetDeliveryStatus(ctx context.Context, id int64, status string) error
 	RecordAttempt(ctx context.Context, a *storage.WebhookAttempt, status string) error
+	TakeLease(ctx context.Context, d storage.WebhookDelivery, caps storage.Caps, ttl time.Duration) (bool, error)
+	ReleaseLease(ctx context.Context, id int64, accountID string) error
 }
 
 // JobReader reads a job's row.
@@ -55,6 +60,41 @@ type Events struct {
 	HTTP  *http.Client
 	// Retries are the waits between a delivery's attempts.
 	Retries []time.Duration
+	// InFlight caps the attempts at once to one endpoint and to one
+	// account, across every worker (PARLEY_WEBHOOK_ENDPOINT_INFLIGHT,
+	// PARLEY_WEBHOOK_ACCOUNT_INFLIGHT).
+	InFlight storage.Caps
+}
+
+// leaseTTL is how long an attempt's place stays taken when its worker dies
+// before giving it back: the URL check's and the POST's deadlines, and a
+// margin for the bookkeeping around them.
+const leaseTTL = netguard.ConnectTimeout + stdwebhook.DeliveryTimeout + 15*time.Second
+
+// Waits before an attempt asks again for a place its endpoint or account
+// had none of: doubling from deferFirst to deferLongest, each spread by up
+// to a quarter so that the waiting attempts of a busy account do not all
+// ask at once.
+const (
+	deferFirst   = 250 * time.Millisecond
+	deferLongest = 10 * time.Second
+)
+
+// ErrDeferred is the type of the error DeliverWebhook fails with when the
+// attempt found no place: Temporal runs it again after the error's delay,
+// without a new event in the workflow's history, and it is no attempt of
+// the delivery's.
+const ErrDeferred = "WEBHOOK_ATTEMPT_DEFERRED"
+
+// deferral is the error of an attempt that found no place, the n-th time in
+// a row (n from 1).
+func deferral(n int32, deliveryID int64) error {
+	wait := deferFirst << min(n-1, 6)
+	wait = min(wait, deferLongest)
+	wait += time.Duration(rand.Int64N(int64(wait/4) + 1))
+	return temporal.NewApplicationErrorWithOptions(
+		fmt.Sprintf("delivery %d: its endpoint or account has its attempts at once", deliveryID), ErrDeferred,
+		temporal.ApplicationErrorOptions{NextRetryDelay: wait, Category: temporal.ApplicationErrorCategoryBenign})
 }
 
 // Emit records one occurrence of an event — once per (type, subject), so a
@@ -78,15 +118,22 @@ func (a *Events) Emit(ctx context.Context, in workflows.EmitInput) error {
 	if err != nil {
 		return err
 	}
+	// Started a few at once: one after another, an account's last endpoint
+	// would wait a round trip to Temporal for each endpoint before it.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(deliveryStarts)
 	for _, d := range deliveries {
-		in := workflows.WebhookInput{DeliveryID: d.ID, EventID: e.ID, EndpointID: d.EndpointID, Retries: a.Retries}
-		summary := fmt.Sprintf("%s %s to endpoint %d", e.Type, webhookevent.PublicID(e.ID), d.EndpointID)
-		if err := workflows.StartWebhookDelivery(ctx, a.Temporal, e.AccountID, summary, in, false); err != nil {
-			return err
-		}
+		g.Go(func() error {
+			in := workflows.WebhookInput{DeliveryID: d.ID, EventID: e.ID, EndpointID: d.EndpointID, Retries: a.Retries}
+			summary := fmt.Sprintf("%s %s to endpoint %d", e.Type, webhookevent.PublicID(e.ID), d.EndpointID)
+			return workflows.StartWebhookDelivery(gctx, a.Temporal, e.AccountID, summary, in, false)
+		})
 	}
-	return nil
+	return g.Wait()
 }
+
+// deliveryStarts bounds the delivery workflows one Emit starts at once.
+const deliveryStarts = 16
 
 // EmitJob emits an event whose data is the job as its GET returns it now.
 func (a *Events) EmitJob(ctx context.Context, in workflows.EmitJobInput) error {
@@ -128,8 +175,12 @@ func (a *Events) jobFinished(ctx context.Context, job storage.Job, notifications
 
 // DeliverWebhook makes one attempt of a delivery and records it. The
 // endpoint's answer is the result, not an error: the workflow decides when to
-// try again. The URL is checked again first (the rules may have tightened
-// since registration) and the connection is dialled through the guard.
+// try again. The attempt first takes a place within the caps on attempts in
+// flight (InFlight); without one it fails with ErrDeferred, quickly, so that
+// it never holds a worker's slot while it waits. The URL is checked again
+// (the rules may have tightened since registration) and the connection is
+// dialled through the guard. The transport's own error is logged; the
+// delivery records its category (stdwebhook.Category).
 func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhookInput) (workflows.DeliverWebhookResult, error) {
 	hooks := a.Webhooks
 	d, err := hooks.Delivery(ctx, in.DeliveryID)
@@ -143,15 +194,36 @@ func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhook
 	if ep.DeletedAt != nil {
 		return workflows.DeliverWebhookResult{Abandoned: true}, hooks.SetDeliveryStatus(ctx, d.ID, storage.DeliveryFailed)
 	}
+	taken, err := hooks.TakeLease(ctx, d, a.InFlight, leaseTTL)
+	if err != nil {
+		return workflows.DeliverWebhookResult{}, err
+	}
+	if !taken {
+		return workflows.DeliverWebhookResult{}, deferral(activity.GetInfo(ctx).Attempt, d.ID)
+	}
+	defer func() {
+		// Given back even when ctx ended, or the place stays taken until it expires.
+		if err := hooks.ReleaseLease(context.WithoutCancel(ctx), d.ID, d.AccountID); err != nil {
+			activity.GetLogger(ctx).Warn("webhook lease not released", "DeliveryID", d.ID, "Error", err)
+		}
+	}()
 	var res stdwebhook.Attempt
-	if err := a.Guard.CheckEndpoint(ctx, ep.URL); err != nil {
-		res.Err = netguard.ClientMessage(err)
+	if err := a.checkEndpoint(ctx, ep.URL); err != nil {
+		res = stdwebhook.Attempt{Err: stdwebhook.Category(err, false, stdwebhook.DeliveryTimeout), Cause: err}
 	} else {
 		h, err := stdwebhook.Headers(ep.Secret, webhookevent.PublicID(d.EventID), time.Now(), d.Event.Payload)
 		if err != nil {
 			return workflows.DeliverWebhookResult{}, err
 		}
-		res = stdwebhook.Deliver(ctx, a.HTTP, ep.URL, h, d.Event.Payload)
+		res = stdwebhook.Deliver(ctx, a.HTTP, stdwebhook.DeliveryTimeout, ep.URL, h, d.Event.Payload)
+	}
+	if ctx.Err() != nil {
+		// The worker is stopping or the activity timed out: not the endpoint's doing.
+		return workflows.DeliverWebhookResult{}, ctx.Err()
+	}
+	if res.Cause != nil {
+		activity.GetLogger(ctx).Info("webhook attempt got no answer", "DeliveryID", d.ID, "EndpointID", d.EndpointID,
+			"Category", res.Err, "Error", res.Cause)
 	}
 	status := storage.DeliveryPending
 	switch {
@@ -171,6 +243,15 @@ func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhook
 		return workflows.DeliverWebhookResult{}, err
 	}
 	return workflows.DeliverWebhookResult{Delivered: res.OK(), StatusCode: res.StatusCode, Error: res.Err}, nil
+}
+
+// checkEndpoint runs the URL guard within netguard.ConnectTimeout: a name
+// that takes longer to resolve is a DNS failure, and the attempt's place
+// outlives neither step.
+func (a *Events) checkEndpoint(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, netguard.ConnectTimeout)
+	defer cancel()
+	return a.Guard.CheckEndpoint(ctx, url)
 }
 
 // Notify delivers the completion notices, one activity per channel.

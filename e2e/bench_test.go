@@ -891,3 +891,29 @@ func BenchmarkInboundDuringBatch(b *testing.B) {
 		b.ReportMetric(r.took.Seconds(), "batch_sent_s")
 	}
 }
+
+// BenchmarkWebhookFairness: seconds from raising an event to its arrival at
+// another account's healthy endpoint (other_account_s) and at the same
+// account's healthy endpoint (same_account_s) while one account's 40
+// hanging endpoints have 80 deliveries waiting (target: 2 s each); alone_s
+// is the other account's delivery before the flood, the reference.
+func BenchmarkWebhookFairness(b *testing.B) {
+	p := startPlatform(b, options{allow: loopbackOnly, retries: []time.Duration{300 * time.Millisecond}})
+	n := newNoisyNeighbour(b, p)
+	b.ResetTimer()
+	for i := range b.N {
+		// Each round starts from a quiet platform: no delivery pending.
+		p.terminateDeliveries(b)
+		received := len(n.healthyB.deliveries())
+		alone := arrival(b, n.healthyB, received+1, n.emit(b, n.accB, fmt.Sprintf("alone-%d", i)), time.Minute)
+		before := len(n.healthyA.deliveries())
+		n.floodRound(b, i)
+		startB := n.emit(b, n.accB, fmt.Sprintf("other-account-%d", i))
+		startA := n.emit(b, n.accA, fmt.Sprintf("same-account-%d", i))
+		other := arrival(b, n.healthyB, received+2, startB, time.Minute)
+		same := arrival(b, n.healthyA, before+3, startA, time.Minute)
+		b.ReportMetric(alone.Seconds(), "alone_s")
+		b.ReportMetric(other.Seconds(), "other_account_s")
+		b.ReportMetric(same.Seconds(), "same_account_s")
+	}
+}

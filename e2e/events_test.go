@@ -42,7 +42,7 @@ var fastRetries = []time.Duration{300 * time.Millisecond, 300 * time.Millisecond
 // secret (as a receiver using stdwebhook.Verify would) and answers status(n)
 // to the n-th one.
 type hookReceiver struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	secret string
 	status func(n int) int
@@ -55,6 +55,7 @@ type hookReceiver struct {
 }
 
 type delivered struct {
+	at      time.Time
 	header  http.Header
 	body    []byte
 	payload struct {
@@ -65,9 +66,10 @@ type delivered struct {
 	}
 }
 
-func newHookReceiver(t *testing.T, status func(n int) int) *hookReceiver {
+func newHookReceiver(t testing.TB, status func(n int) int) *hookReceiver {
 	r := &hookReceiver{t: t, status: status}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		at := time.Now()
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		secret, doc := r.secret, r.contract
@@ -82,7 +84,7 @@ func newHookReceiver(t *testing.T, status func(n int) int) *hookReceiver {
 				t.Errorf("%v", err)
 			}
 		}
-		d := delivered{header: req.Header.Clone(), body: body}
+		d := delivered{at: at, header: req.Header.Clone(), body: body}
 		if err := json.Unmarshal(body, &d.payload); err != nil {
 			t.Errorf("payload %s: %v", body, err)
 		}
@@ -289,12 +291,18 @@ func TestWebhookRetriesReplayAndTenancy(t *testing.T) {
 		}
 	}
 	d := p.waitDelivery(t, key.Secret, flakyHook.ID)
-	codes := []int{}
+	codes, errs := []int{}, []string{}
 	for _, a := range d.Attempts {
 		codes = append(codes, *a.StatusCode)
+		if a.Error != nil {
+			errs = append(errs, *a.Error)
+		}
 	}
 	if d.Status != "delivered" || !reflect.DeepEqual(codes, []int{500, 500, 204}) {
 		t.Fatalf("delivery %s attempts %v, want delivered after 500, 500, 204", d.Status, codes)
+	}
+	if want := []string{"HTTP status 500", "HTTP status 500"}; !reflect.DeepEqual(errs, want) {
+		t.Fatalf("attempts' errors %q, want %q and none on the 204", errs, want)
 	}
 
 	if err := p.events.Emit(context.Background(), emit); err != nil {
@@ -438,18 +446,35 @@ func (s *caughtSession) Reset()        { s.cur = caughtMail{} }
 func (s *caughtSession) Logout() error { return nil }
 
 // blackhole is an endpoint that accepts every connection and never
-// answers: each delivery attempt waits out stdwebhook.DeliveryTimeout.
+// answers: each delivery attempt waits out stdwebhook.DeliveryTimeout. It
+// keeps the most attempts it ever held at once on one path (one endpoint).
 type blackhole struct {
 	srv      *httptest.Server
 	inFlight atomic.Int64
+
+	mu      sync.Mutex
+	perPath map[string]int
+	maxPath int
 }
 
-func newBlackhole(t *testing.T) *blackhole {
-	b := &blackhole{}
+func newBlackhole(t testing.TB) *blackhole {
+	b := &blackhole{perPath: map[string]int{}}
 	release := make(chan struct{})
 	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// With the body read, the server watches the connection: the
+		// context ends when the sender gives up, and so does the count.
+		_, _ = io.Copy(io.Discard, r.Body)
 		b.inFlight.Add(1)
 		defer b.inFlight.Add(-1)
+		b.mu.Lock()
+		b.perPath[r.URL.Path]++
+		b.maxPath = max(b.maxPath, b.perPath[r.URL.Path])
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			b.perPath[r.URL.Path]--
+			b.mu.Unlock()
+		}()
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -521,7 +546,7 @@ func TestDeadEndpointsDelayNoJob(t *testing.T) {
 
 // terminateDeliveries ends the deliveries still retrying, so that no later
 // test's worker picks up their attempts.
-func (p *platform) terminateDeliveries(t *testing.T) {
+func (p *platform) terminateDeliveries(t testing.TB) {
 	var open []storage.WebhookDelivery
 	if err := p.db.NewSelect().Model(&open).Where("status = 'pending'").Scan(context.Background()); err != nil {
 		t.Error(err)

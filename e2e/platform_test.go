@@ -97,6 +97,9 @@ type options struct {
 	consoleSMTP string
 	// vapidPublicKey is the Web Push key the console offers browsers.
 	vapidPublicKey string
+	// workers is how many sets of workers poll the queues, each with its
+	// own slots, as that many worker processes would; 0 means one.
+	workers int
 }
 
 func startPlatform(t testing.TB, o options) *platform {
@@ -172,6 +175,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		links := medialink.NewSigner(p.cfg.MediaSecret, p.cfg.MediaLinkTTL)
 		p.events = &activities.Events{
 			Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
+			InFlight: storage.Caps{Endpoint: p.cfg.WebhookEndpointInFlight, Account: p.cfg.WebhookAccountInFlight},
 			VideoURL: func(key string) string { return p.cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 		}
 		notifier := wiring.Notifier(store, catalog, "", p.cfg.BaseURL)
@@ -202,11 +206,14 @@ func startPlatform(t testing.TB, o options) *platform {
 			acts.SMS = &activities.SMS{Store: store.SMS, Carrier: carrier,
 				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Events: p.events, Now: time.Now}
 		}
-		p.worker = worker.New(p.temporal, acts, worker.LimitsOf(p.cfg))
-		if err := p.worker.Start(); err != nil {
-			t.Fatal(err)
+		for range max(1, o.workers) {
+			w := worker.New(p.temporal, acts, worker.LimitsOf(p.cfg))
+			if err := w.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Stop)
+			p.worker = append(p.worker, w...)
 		}
-		t.Cleanup(p.worker.Stop)
 		if o.voice != nil {
 			startVoiceSchedule(t, p.temporal, p.cfg.VoiceSyncInterval)
 		}

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -121,6 +122,57 @@ func setDeliveryStatus(ctx context.Context, db bun.IDB, id int64, status string)
 		Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("set delivery %d %s: %w", id, status, err)
+	}
+	return nil
+}
+
+// Caps bound the attempts in flight at once, across every worker process:
+// to one endpoint, and to all the endpoints of one account.
+type Caps struct {
+	Endpoint, Account int
+}
+
+// TakeLease gives delivery d's attempt a place within caps for at most ttl,
+// or reports false when its endpoint or its account has its cap's worth of
+// attempts in flight already. A place of d's own (an attempt of d retried
+// after its worker died) is taken over. The account's count is taken under
+// a transaction-scoped advisory lock on the account, so two processes
+// cannot both take its last place.
+func (r Webhooks) TakeLease(ctx context.Context, d WebhookDelivery, caps Caps, ttl time.Duration) (bool, error) {
+	taken := false
+	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('webhook_leases:' || ?, 0))", d.AccountID); err != nil {
+			return err
+		}
+		var endpoint, account int
+		err := tx.NewRaw(`SELECT count(*) FILTER (WHERE endpoint_id = ?), count(*) FROM webhook_leases
+			WHERE account_id = ? AND delivery_id <> ? AND expires_at > now()`, d.EndpointID, d.AccountID, d.ID).Scan(ctx, &endpoint, &account)
+		if err != nil {
+			return err
+		}
+		if endpoint >= caps.Endpoint || account >= caps.Account {
+			return nil
+		}
+		_, err = tx.NewRaw(`INSERT INTO webhook_leases (delivery_id, account_id, endpoint_id, expires_at)
+			VALUES (?, ?, ?, now() + ? * interval '1 millisecond')
+			ON CONFLICT (delivery_id) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
+			d.ID, d.AccountID, d.EndpointID, ttl.Milliseconds()).Exec(ctx)
+		taken = err == nil
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("lease for delivery %d: %w", d.ID, err)
+	}
+	return taken, nil
+}
+
+// ReleaseLease gives up delivery id's place, and clears the account's
+// places whose holders died, so the table stays as small as what is in
+// flight.
+func (r Webhooks) ReleaseLease(ctx context.Context, id int64, accountID string) error {
+	_, err := r.DB.NewRaw(`DELETE FROM webhook_leases WHERE delivery_id = ? OR (account_id = ? AND expires_at <= now())`, id, accountID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("release lease of delivery %d: %w", id, err)
 	}
 	return nil
 }

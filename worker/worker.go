@@ -42,9 +42,11 @@ type Limits struct {
 	// Voice is for the voice sync and conversation ingests: provider calls,
 	// upserts and workflow starts, network-bound, so many at once.
 	Voice int
-	// Events is for webhook attempts and notification sends, which wait on
-	// other people's servers (see config.SlotsEvents for the default).
+	// Events is for webhook attempts, which wait on other people's
+	// servers (see config.SlotsEvents for the default).
 	Events int
+	// Notify is for the owner's notifications (push, e-mail, SMS).
+	Notify int
 }
 
 // LimitsOf returns the limits cfg sets.
@@ -52,6 +54,7 @@ func LimitsOf(cfg config.Config) Limits {
 	return Limits{
 		Jobs: cfg.SlotsJobs, CPU: cfg.SlotsCPU, Speech: cfg.SlotsSpeech,
 		Messages: cfg.SlotsMessages, Voice: cfg.SlotsVoice, Events: cfg.SlotsEvents,
+		Notify: cfg.SlotsNotify,
 	}
 }
 
@@ -62,8 +65,9 @@ type Workers []sdkworker.Worker
 // workflows and their network and database activities on
 // workflows.TaskQueue, ffmpeg and the offline engine on
 // workflows.CPUTaskQueue, a hosted engine's chunks on
-// workflows.SpeechTaskQueue, webhook deliveries and notifications on
-// workflows.EventsTaskQueue, voice-agent conversations on
+// workflows.SpeechTaskQueue, webhook deliveries and the notification
+// workflows on workflows.EventsTaskQueue, notification sends on
+// workflows.NotifyTaskQueue, voice-agent conversations on
 // workflows.VoiceTaskQueue and, when a carrier is configured, messages on
 // workflows.SMSTaskQueue. workflows.Catalogue lists what each one serves.
 func New(c client.Client, acts Activities, limits Limits) Workers {
@@ -79,7 +83,7 @@ func New(c client.Client, acts Activities, limits Limits) Workers {
 // Queues are the task queues a process polls: all of them, the SMS queue
 // only when a carrier is configured.
 func Queues(acts Activities) []string {
-	qs := []string{workflows.TaskQueue, workflows.CPUTaskQueue, workflows.SpeechTaskQueue, workflows.EventsTaskQueue, workflows.VoiceTaskQueue}
+	qs := []string{workflows.TaskQueue, workflows.CPUTaskQueue, workflows.SpeechTaskQueue, workflows.EventsTaskQueue, workflows.NotifyTaskQueue, workflows.VoiceTaskQueue}
 	if acts.SMS != nil {
 		qs = append(qs, workflows.SMSTaskQueue)
 	}
@@ -98,6 +102,8 @@ func optionsOf(queue string, limits Limits) sdkworker.Options {
 		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Speech, DisableWorkflowWorker: true}
 	case workflows.EventsTaskQueue:
 		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Events}
+	case workflows.NotifyTaskQueue:
+		return sdkworker.Options{MaxConcurrentActivityExecutionSize: limits.Notify, DisableWorkflowWorker: true}
 	case workflows.VoiceTaskQueue:
 		// An ingest's steps run as local activities
 		// (workflows.ConversationWorkflow): the same bound applies to them.
@@ -118,6 +124,11 @@ func serve(r Registry, queue string, acts Activities) {
 		registerJobs(r, acts)
 	case workflows.EventsTaskQueue:
 		registerEvents(r, acts)
+		// Sends that runs started before notifications had their own queue
+		// scheduled here.
+		registerNotify(r, acts.Notify)
+	case workflows.NotifyTaskQueue:
+		registerNotify(r, acts.Notify)
 	case workflows.CPUTaskQueue:
 		registerActivities(r, cpuActivities(acts))
 	case workflows.SpeechTaskQueue:
@@ -198,6 +209,7 @@ func Register(r Registry, acts Activities) {
 	registerJobs(r, acts)
 	registerActivities(r, cpuActivities(acts))
 	registerEvents(r, acts)
+	registerNotify(r, acts.Notify)
 	if acts.SMS == nil {
 		acts.SMS = &activities.SMS{}
 	}
@@ -239,15 +251,19 @@ func cpuActivities(acts Activities) map[string]any {
 }
 
 // registerEvents adds the delivery and notification workflows and the
-// activities they call; raising an event (Events.Emit) stays with the
+// delivery's attempts; raising an event (Events.Emit) stays with the
 // workflows that raise it.
 func registerEvents(r Registry, acts Activities) {
 	registerEventWorkflows(r)
+	r.RegisterActivityWithOptions(acts.Events.DeliverWebhook, activity.RegisterOptions{Name: workflows.ActDeliverWebhook})
+}
+
+// registerNotify adds the sends of the owner's notifications.
+func registerNotify(r Registry, a *activities.Notify) {
 	registerActivities(r, map[string]any{
-		workflows.ActDeliverWebhook: acts.Events.DeliverWebhook,
-		workflows.ActNotifyPush:     acts.Notify.Push,
-		workflows.ActNotifyEmail:    acts.Notify.Email,
-		workflows.ActNotifySMS:      acts.Notify.SMS,
+		workflows.ActNotifyPush:  a.Push,
+		workflows.ActNotifyEmail: a.Email,
+		workflows.ActNotifySMS:   a.SMS,
 	})
 }
 

@@ -33,7 +33,8 @@ var Queues = []Queue{
 	{SpeechTaskQueue, "PARLEY_SLOTS_SPEECH", "a hosted engine's chunks"},
 	{SMSTaskQueue, "PARLEY_SLOTS_MESSAGES", "SMS workflows and carrier sends"},
 	{VoiceTaskQueue, "PARLEY_SLOTS_VOICE", "the voice sync and conversation ingests"},
-	{EventsTaskQueue, "PARLEY_SLOTS_EVENTS", "webhook attempts and notification sends"},
+	{EventsTaskQueue, "PARLEY_SLOTS_EVENTS", "webhook attempts"},
+	{NotifyTaskQueue, "PARLEY_SLOTS_NOTIFY", "notification sends"},
 }
 
 // QueueOf returns the queue named name.
@@ -71,7 +72,8 @@ func (w WorkflowType) Slots() string {
 type Activity struct {
 	Name string
 	// Queues are where today's code schedules it (more than one when the
-	// workflow picks, e.g. the offline or a hosted engine's chunks).
+	// workflow picks, e.g. the offline or a hosted engine's chunks), then
+	// any queue where attempts that older code scheduled still wait.
 	Queues []string
 	// Local activities run in the workflow's own worker, not from a queue.
 	Local bool
@@ -84,6 +86,9 @@ var (
 	smsQueue    = []string{SMSTaskQueue}
 	voiceQueue  = []string{VoiceTaskQueue}
 	eventsQueue = []string{EventsTaskQueue}
+	// notifyQueues: parley-events too for the sends that runs started
+	// before notifications got their own queue (v0.1.0) scheduled there.
+	notifyQueues = []string{NotifyTaskQueue, EventsTaskQueue}
 )
 
 // The steps every job workflow shares.
@@ -195,9 +200,9 @@ var Catalogue = []WorkflowType{
 		Name: NotifyWorkflowName, ID: "notify-<job id>-<event>", IDHelper: "NotifyWorkflowID",
 		Queue: EventsTaskQueue, SearchAttributes: []string{AttrAccountID.GetName(), AttrJobID.GetName()},
 		Activities: []Activity{
-			{Name: ActNotifyPush, Queues: eventsQueue},
-			{Name: ActNotifyEmail, Queues: eventsQueue},
-			{Name: ActNotifySMS, Queues: eventsQueue},
+			{Name: ActNotifyPush, Queues: notifyQueues},
+			{Name: ActNotifyEmail, Queues: notifyQueues},
+			{Name: ActNotifySMS, Queues: notifyQueues},
 		},
 	},
 }

@@ -24,12 +24,19 @@ const CPUTaskQueue = "parley-cpu"
 // bound (config.SlotsSpeech).
 const SpeechTaskQueue = "parley-speech"
 
-// EventsTaskQueue is where webhook deliveries and owner notifications run.
-// An attempt waits on someone else's server (an endpoint for up to
-// webhook.DeliveryTimeout, an SMTP or push service), so these attempts get
-// their own slots: a few dead endpoints must never hold the slots that
-// media jobs on TaskQueue need, nor wait behind ffmpeg themselves.
+// EventsTaskQueue is where webhook deliveries and the workflows of owner
+// notifications run. An attempt waits on someone else's server (for up to
+// stdwebhook.DeliveryTimeout), so these attempts get their own slots: dead
+// endpoints must never hold the slots that media jobs on TaskQueue need,
+// nor wait behind ffmpeg themselves. Within the queue, caps on the attempts
+// in flight to one endpoint and one account, across workers, keep one
+// account's dead endpoints from holding every slot (activities.Events).
 const EventsTaskQueue = "parley-events"
+
+// NotifyTaskQueue is where the owner's notifications are sent (Web Push,
+// e-mail, SMS): slots of their own, so a notice never waits behind webhook
+// attempts, however many endpoints hang.
+const NotifyTaskQueue = "parley-notify"
 
 // TranscriptionWorkflowID names the workflow of transcription job id.
 func TranscriptionWorkflowID(jobID int64) string { return fmt.Sprintf("transcription-%d", jobID) }

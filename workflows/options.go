@@ -92,15 +92,20 @@ func failJob(ctx workflow.Context, jobID int64, cause error, fallback string) er
 }
 
 // webhookAttempt is for one POST to an endpoint: the HTTP outcome is the
-// activity's result, so retries here only cover the worker or the database
-// failing, briefly; the delivery schedule is the workflow's.
+// activity's result, so retries here cover the worker or the database
+// failing, briefly, and an attempt that found no place within the caps on
+// attempts in flight (activities.ErrDeferred, whose error sets the wait).
+// A delivery's schedule is the workflow's. No ScheduleToCloseTimeout: an
+// attempt waits its turn as long as its endpoint or account is busy (the
+// delivery stays pending meanwhile), and a try that timed out cannot fail
+// the workflow with its delivery left pending; StartToCloseTimeout bounds
+// each try.
 //
-// Neither it nor notifyWork names a task queue: their activities run on the
-// queue the workflow was started on (EventsTaskQueue).
+// It names no task queue: the attempts run on the queue the workflow was
+// started on (EventsTaskQueue).
 func webhookAttempt(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout:    time.Minute,
-		ScheduleToCloseTimeout: time.Hour,
+		StartToCloseTimeout: time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,
@@ -111,9 +116,11 @@ func webhookAttempt(ctx workflow.Context) workflow.Context {
 
 // notifyWork is for one notification channel: it heartbeats, so a killed
 // worker's attempt is retried within HeartbeatTimeout, and gives up after
-// NotifyAttempts (the last attempt records the failure in the outbox).
+// NotifyAttempts (the last attempt records the failure in the outbox). The
+// sends run on NotifyTaskQueue, never in the slots webhook attempts wait in.
 func notifyWork(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           NotifyTaskQueue,
 		StartToCloseTimeout: 2 * time.Minute,
 		HeartbeatTimeout:    15 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{

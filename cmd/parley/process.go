@@ -152,6 +152,7 @@ func newEvents(cfg config.Config, store storage.Store, c client.Client, guard ne
 	links := medialink.NewSigner(cfg.MediaSecret, cfg.MediaLinkTTL)
 	return &activities.Events{
 		Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: c, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
+		InFlight: storage.Caps{Endpoint: cfg.WebhookEndpointInFlight, Account: cfg.WebhookAccountInFlight},
 		VideoURL: func(key string) string { return cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 	}
 }

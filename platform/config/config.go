@@ -106,8 +106,13 @@ type Config struct {
 	// chunks), SlotsSpeech on parley-speech (a hosted engine's chunks),
 	// SlotsMessages on parley-messages (carrier sends), SlotsVoice on
 	// parley-voice (provider calls and upserts), SlotsEvents on parley-events
-	// (webhook attempts and notification sends).
-	SlotsJobs, SlotsCPU, SlotsSpeech, SlotsMessages, SlotsVoice, SlotsEvents int
+	// (webhook attempts), SlotsNotify on parley-notify (notification sends).
+	SlotsJobs, SlotsCPU, SlotsSpeech, SlotsMessages, SlotsVoice, SlotsEvents, SlotsNotify int
+
+	// WebhookEndpointInFlight and WebhookAccountInFlight cap the webhook
+	// attempts in flight at once, across every worker, to one endpoint and
+	// to all the endpoints of one account.
+	WebhookEndpointInFlight, WebhookAccountInFlight int
 
 	// Notification channels; an empty setting leaves its channel skipped.
 	SMTPURL         string
@@ -230,13 +235,22 @@ var Vars = []Var{
 	{"PARLEY_SLOTS_SPEECH", "4", "chunks one worker sends a hosted engine (openai, elevenlabs) at once, on task queue parley-speech"},
 	{"PARLEY_SLOTS_MESSAGES", "50", "SMS activities (a batch's local sends included) one worker runs at once, on task queue parley-messages (they wait on the carrier, not the CPU)"},
 	{"PARLEY_SLOTS_VOICE", "32", "voice activities one worker runs at once, on task queue parley-voice (provider calls and upserts: they wait on the network)"},
-	// 32: an attempt mostly waits on someone else's server, so a slot costs
-	// a goroutine and a socket, not CPU. An attempt holds its slot for at
-	// most webhook.DeliveryTimeout (15 s) and sleeps its retry wait outside
-	// any slot, so even with every endpoint black-holed a worker finishes
-	// about two attempts a second; Postgres is used only briefly before and
-	// after each wait, never across it (its pool holds 32 connections).
-	{"PARLEY_SLOTS_EVENTS", "32", "webhook attempts and notification sends one worker runs at once, on task queue parley-events (they wait on endpoints and mail/push services, never on the job queue's slots)"},
+	// 128: an attempt mostly waits on someone else's server, so a slot costs
+	// a goroutine and a socket, not CPU, and holds no database connection
+	// while it waits (Postgres is used only briefly before and after). An
+	// attempt holds its slot for at most stdwebhook.DeliveryTimeout (15 s);
+	// the caps below keep one account to PARLEY_WEBHOOK_ACCOUNT_INFLIGHT of
+	// them, so with one worker two accounts whose every endpoint hangs
+	// still leave slots free for the others.
+	{"PARLEY_SLOTS_EVENTS", "128", "webhook attempts one worker runs at once, on task queue parley-events (they wait on endpoints, never on the job queue's slots); keep it above PARLEY_WEBHOOK_ACCOUNT_INFLIGHT"},
+	// 16: a send waits on an SMTP or push service; three per finished job.
+	{"PARLEY_SLOTS_NOTIFY", "16", "notification sends (push, e-mail, SMS) one worker runs at once, on task queue parley-notify (never behind webhook attempts)"},
+	// 1 and 48: see docs/decisions.md "Fair deliveries". One at a time per
+	// endpoint serves a healthy endpoint at its own pace (one round trip
+	// each) and lets a hanging one hold one slot; 48 per account leaves
+	// room for 40 hanging endpoints and a healthy one.
+	{"PARLEY_WEBHOOK_ENDPOINT_INFLIGHT", "1", "webhook attempts in flight at once to one endpoint, across every worker process (the others wait their turn, outside any slot)"},
+	{"PARLEY_WEBHOOK_ACCOUNT_INFLIGHT", "48", "webhook attempts in flight at once to all the endpoints of one account, across every worker process"},
 	{"PARLEY_URL_ALLOW_CIDRS", "", "comma-separated ranges the URL guard allows although private (development and tests only)"},
 	{"PARLEY_SPLIT_ABOVE", "2m", "audio longer than this is cut at pauses and its chunks transcribed at once across workers; 0 splits all audio of at least 1.5 chunks"},
 	{"PARLEY_CHUNK_LENGTH", "1m", "length aimed at for each chunk of split audio (cuts move to the nearest long pause, within half a length); 0 never splits"},
@@ -385,8 +399,16 @@ func Load() (Config, error) {
 	if c.WebhookRetries, err = ParseDurations(get("PARLEY_WEBHOOK_RETRIES")); err != nil {
 		return c, fmt.Errorf("PARLEY_WEBHOOK_RETRIES: %w", err)
 	}
-	if c.SlotsEvents, err = strconv.Atoi(get("PARLEY_SLOTS_EVENTS")); err != nil || c.SlotsEvents <= 0 {
-		return c, fmt.Errorf("PARLEY_SLOTS_EVENTS: want a positive integer")
+	for _, v := range []struct {
+		name string
+		to   *int
+	}{
+		{"PARLEY_SLOTS_EVENTS", &c.SlotsEvents}, {"PARLEY_SLOTS_NOTIFY", &c.SlotsNotify},
+		{"PARLEY_WEBHOOK_ENDPOINT_INFLIGHT", &c.WebhookEndpointInFlight}, {"PARLEY_WEBHOOK_ACCOUNT_INFLIGHT", &c.WebhookAccountInFlight},
+	} {
+		if *v.to, err = strconv.Atoi(get(v.name)); err != nil || *v.to <= 0 {
+			return c, fmt.Errorf("%s: want a positive integer", v.name)
+		}
 	}
 	c.SMTPURL, c.MailFrom = os.Getenv("PARLEY_SMTP_URL"), os.Getenv("PARLEY_MAIL_FROM")
 	c.VAPIDPublicKey, c.VAPIDPrivateKey = os.Getenv("PARLEY_VAPID_PUBLIC_KEY"), os.Getenv("PARLEY_VAPID_PRIVATE_KEY")

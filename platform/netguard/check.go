@@ -78,12 +78,12 @@ func (g Guard) checkURL(ctx context.Context, u *url.URL) error {
 	if err != nil {
 		var dnsErr *net.DNSError
 		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-			return &Error{Kind: ErrNotAllowed, Reason: "host does not resolve", Err: err}
+			return &Error{Kind: ErrNotAllowed, Reason: ReasonNotResolving, Err: err}
 		}
-		return &Error{Kind: ErrDownload, Reason: "could not resolve host", Err: err}
+		return &Error{Kind: ErrDownload, Reason: ReasonUnresolved, Err: err}
 	}
 	if len(addrs) == 0 {
-		return notAllowed("host does not resolve")
+		return notAllowed(ReasonNotResolving)
 	}
 	for _, a := range addrs {
 		if err := g.checkAddr(a); err != nil {

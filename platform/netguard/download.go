@@ -103,12 +103,12 @@ func (s *sinkWriter) Write(p []byte) (int, error) {
 }
 
 func (g Guard) transport() *http.Transport {
-	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second, Control: g.control}
+	d := &net.Dialer{Timeout: ConnectTimeout, KeepAlive: 30 * time.Second, Control: g.control}
 	return &http.Transport{
 		Proxy:                  nil, // never a proxy from the environment
 		DialContext:            g.dialContext(d),
 		TLSClientConfig:        &tls.Config{RootCAs: g.RootCAs, MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout:    tlsTimeout,
+		TLSHandshakeTimeout:    ConnectTimeout,
 		ResponseHeaderTimeout:  headerTimeout,
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
@@ -133,10 +133,10 @@ func (g Guard) dialContext(d *net.Dialer) func(ctx context.Context, network, add
 		if a, err := netip.ParseAddr(host); err == nil {
 			addrs = []netip.Addr{a}
 		} else if addrs, err = g.resolver().LookupNetIP(ctx, "ip", host); err != nil {
-			return nil, &Error{Kind: ErrDownload, Reason: "could not resolve host", Err: err}
+			return nil, &Error{Kind: ErrDownload, Reason: ReasonUnresolved, Err: err}
 		}
 		if len(addrs) == 0 {
-			return nil, notAllowed("host does not resolve")
+			return nil, notAllowed(ReasonNotResolving)
 		}
 		for _, a := range addrs {
 			if err := g.checkAddr(a); err != nil {

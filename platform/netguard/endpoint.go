@@ -58,7 +58,7 @@ func (g Guard) addrsOf(ctx context.Context, host string) ([]netip.Addr, error) {
 	}
 	addrs, err := g.resolver().LookupNetIP(ctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
-		return nil, &Error{Kind: ErrNotAllowed, Reason: "host does not resolve", Err: err}
+		return nil, &Error{Kind: ErrNotAllowed, Reason: ReasonNotResolving, Err: err}
 	}
 	return addrs, nil
 }
@@ -81,7 +81,7 @@ func (g Guard) allowed(a netip.Addr) bool {
 func (g Guard) EndpointClient(timeout time.Duration) *http.Client {
 	secure := g.transport()
 	plain := g.transport()
-	plain.DialContext = g.dialContext(&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second, Control: g.allowedOnly})
+	plain.DialContext = g.dialContext(&net.Dialer{Timeout: ConnectTimeout, KeepAlive: 30 * time.Second, Control: g.allowedOnly})
 	return &http.Client{
 		Timeout:       timeout,
 		Transport:     schemeTransport{https: secure, http: plain},

@@ -59,6 +59,14 @@ func ClientMessage(err error) string {
 	return ErrDownload.Error()
 }
 
+// Reasons of a host name that gave no address: it does not exist (or has no
+// address), or the resolver failed. Callers that report them apart from a
+// refusal (a webhook attempt's "DNS failure") compare Reason with these.
+const (
+	ReasonNotResolving = "host does not resolve"
+	ReasonUnresolved   = "could not resolve host"
+)
+
 func notAllowed(reason string) error { return &Error{Kind: ErrNotAllowed, Reason: reason} }
 
 // Resolver is the subset of *net.Resolver the guard uses; tests substitute
@@ -67,12 +75,14 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
+// ConnectTimeout bounds the set-up of a connection, and separately its TLS
+// handshake, whatever the caller's own deadline.
+const ConnectTimeout = 10 * time.Second
+
 const (
 	defaultMaxBytes = 500 << 20
 	defaultTimeout  = 30 * time.Minute
 	maxRedirects    = 5
-	dialTimeout     = 10 * time.Second
-	tlsTimeout      = 10 * time.Second
 	headerTimeout   = 30 * time.Second
 	checkTimeout    = 10 * time.Second
 )
