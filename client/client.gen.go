@@ -2963,7 +2963,7 @@ type Webhook struct {
 type WebhookAttempt struct {
 	At time.Time `json:"at"`
 
-	// Error Why no answer came (connection refused, timeout after 15 s, URL refused by the guard).
+	// Error Why the attempt failed, as one of these categories (null on a 2xx): 'HTTP status N' (answered N, not a 2xx), 'timeout after 15 s' (no complete answer within the attempt's 15 s), 'connect timeout after 10 s' (no connection or TLS handshake within 10 s), 'connection refused', 'connection reset' (cut off before an answer), 'network unreachable', 'DNS failure', 'TLS failure' (untrusted, expired or misnamed certificate, or no TLS), 'URL refused: <reason>' (the URL no longer passes registration's checks), 'connection failed' (anything else). The transport's own message stays in the server log.
 	Error     *string `json:"error"`
 	LatencyMs int64   `json:"latency_ms"`
 
