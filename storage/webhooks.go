@@ -139,8 +139,9 @@ type Caps struct {
 // a transaction-scoped advisory lock on the account, so two processes
 // cannot both take its last place.
 func (r Webhooks) TakeLease(ctx context.Context, d WebhookDelivery, caps Caps, ttl time.Duration) (bool, error) {
-	taken := false
-	err := r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	var taken bool
+	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		taken = false
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('webhook_leases:' || ?, 0))", d.AccountID); err != nil {
 			return err
 		}
