@@ -25,6 +25,7 @@ var httpStatus = map[string]int{
 	problem.ReburnInProgress:        http.StatusConflict,
 	problem.IdempotencyKeyReused:    http.StatusUnprocessableEntity,
 	problem.FileTooLarge:            http.StatusRequestEntityTooLarge,
+	problem.PayloadTooLarge:         http.StatusRequestEntityTooLarge,
 	problem.NoAudioStream:           http.StatusUnprocessableEntity,
 	problem.MediaUnreadable:         http.StatusUnprocessableEntity,
 	problem.URLNotAllowed:           http.StatusBadRequest,
