@@ -30,8 +30,9 @@ const maxJSONBody = 1 << 20
 // 10,000 recipients. A recipient is its phone (about 40 bytes of JSON with
 // the key) plus its template variables; ~120 bytes is usual, so 16 MiB
 // leaves each of the 10,000 about 1,600 bytes (as much as a whole rendered
-// body), while a body past 10,000 recipients still fits and is answered
-// 413 BATCH_TOO_LARGE rather than a generic 400.
+// body), while a body just past 10,000 recipients still fits and is
+// answered 413 BATCH_TOO_LARGE, the limit that matters, rather than
+// PAYLOAD_TOO_LARGE.
 const maxSMSBody = 16 << 20
 
 func problemNotFound() *problem.Error { return problem.New(problem.NotFound, nil) }
