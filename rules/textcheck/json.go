@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -243,8 +242,21 @@ func hex4(raw []byte, i int) (rune, bool) {
 	if i+4 > len(raw) {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(string(raw[i:i+4]), 16, 16)
-	return rune(n), err == nil
+	var r rune
+	for _, c := range raw[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // pathString writes the current path: keys joined by dots, indexes in
