@@ -71,6 +71,11 @@ func bindJSONLimit(c *gin.Context, v any, limit int64) error {
 	if !utf8.Valid(body) {
 		return problem.Invalid("body", "is not valid UTF-8")
 	}
+	// Before decoding, so that no refusal (an unknown field) echoes a name
+	// already altered.
+	if field, bad := textcheck.JSON(body); bad != nil {
+		return problem.Invalid(bodyField(field), bad.Reason)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -78,9 +83,6 @@ func bindJSONLimit(c *gin.Context, v any, limit int64) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return problem.Invalid("body", "must contain a single JSON object")
-	}
-	if field, bad := textcheck.JSON(body); bad != nil {
-		return problem.Invalid(bodyField(field), bad.Reason)
 	}
 	return nil
 }
