@@ -40,16 +40,22 @@ func (s *Server) getConversation(c *gin.Context) {
 	respond(c, http.StatusOK, conv)
 }
 
-// maxPostCallBody bounds a post-call webhook: a long call's transcript is
-// well under a megabyte (the audio webhooks, which carry megabytes, are
-// not subscribed to).
-const maxPostCallBody = 4 << 20
+// maxPostCallBody bounds a post-call webhook. Its body is the whole
+// conversation: every turn with its tool calls and results, LLM usage and
+// timings, the analysis and the metadata. A turn runs to a few kilobytes
+// with its tool traffic, and calls of an hour or two were seen at 4 to 5 MB,
+// so 32 MiB fits calls several times longer. The signature covers the whole
+// body, so it is read (once, into memory) before anything else; the audio
+// webhooks, which carry base64 audio, are not subscribed to.
+const maxPostCallBody = 32 << 20
 
 // postCall is the provider's callback: outside /api/v1, no key, no
 // envelope. It answers with a bare status (200 accepted or acknowledged,
-// 403 bad or stale signature, 400 unreadable, 503 not configured or the
-// workflow engine down, so the provider retries) and does the work in the
-// ingest workflow.
+// an unmapped agent included; 413 over maxPostCallBody; 403 bad or stale
+// signature; 400 unreadable, or an agent_id or conversation_id that is no
+// id, such as one with a NUL, which no retry could fix; 503 not configured
+// or the workflow engine down, so the provider retries) and does the work
+// in the ingest workflow.
 func (s *Server) postCall(c *gin.Context) {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxPostCallBody))
 	if err != nil {

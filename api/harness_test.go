@@ -18,6 +18,7 @@ import (
 	"parley/devstack/testenv"
 	"parley/platform/config"
 	"parley/platform/i18n"
+	"parley/service/voice"
 	"parley/service/wiring"
 	"parley/storage"
 )
@@ -76,13 +77,19 @@ func newHarness(t *testing.T) *harness {
 // newHarnessWith builds a second API instance over the same database.
 func newHarnessWith(t *testing.T, db *bun.DB, cfg config.Config, clk *clock) *harness {
 	t.Helper()
+	return newHarnessVoice(t, db, cfg, clk, nil)
+}
+
+// newHarnessVoice is newHarnessWith with a voice provider (nil: none).
+func newHarnessVoice(t *testing.T, db *bun.DB, cfg config.Config, clk *clock, provider voice.Pinger) *harness {
+	t.Helper()
 	catalog, err := i18n.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	store, objects, temporal := storage.NewStore(db), testenv.Objects(t), testenv.Temporal(t)
 	svc := wiring.New(wiring.Deps{
-		Config: cfg, Store: store, Objects: objects, Temporal: temporal,
+		Config: cfg, Store: store, Objects: objects, Temporal: temporal, VoiceProvider: provider,
 		Catalog: catalog, Log: testenv.Logger(), Now: clk.Now,
 	})
 	srv := NewServer(Deps{

@@ -14,21 +14,35 @@ import (
 // messaging service verifies each against its X-Twilio-Signature (the
 // public URL of the hook plus its POST parameters, keyed by the auth token)
 // before it reads anything from it, as the voice service does the voice
-// provider's; a bad or missing signature is 403 with nothing recorded. The
-// answer is an empty TwiML document.
+// provider's; a bad or missing signature is 403 with nothing recorded. A
+// body over twilio.MaxCallbackBytes is 413 (it was never read, so its
+// signature says nothing), and a signed callback whose MessageSid, From,
+// To, MessageStatus, ErrorCode or ErrorMessage no row can hold is 400
+// naming the parameter: it can never succeed, so the carrier is not asked
+// to retry it. The answer to a good one is an empty TwiML document.
 
 const emptyTwiML = `<?xml version="1.0" encoding="UTF-8"?><Response/>`
 
-// carrierCallback parses a callback; ok is false when it was refused (and
-// answered): SMS is off, or the form is unreadable.
+// carrierCallback reads a callback; ok is false when it was refused (and
+// answered): SMS is off, the body is too large, or the form is unreadable.
 func (s *Server) carrierCallback(c *gin.Context) (cb messaging.CarrierCallback, ok bool) {
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 64<<10)
-	if s.sms == nil || c.Request.ParseForm() != nil {
+	if s.sms == nil {
+		s.refuseCallback(c)
+		return cb, false
+	}
+	form, err := twilio.ReadCallback(c.Request.Body)
+	if errors.Is(err, twilio.ErrCallbackTooLarge) {
+		s.entry(c).Warn("refused a carrier callback: body too large")
+		c.String(http.StatusRequestEntityTooLarge, "request body over %d bytes\n", twilio.MaxCallbackBytes)
+		c.Abort()
+		return cb, false
+	}
+	if err != nil {
 		s.refuseCallback(c)
 		return cb, false
 	}
 	return messaging.CarrierCallback{
-		RequestURI: c.Request.URL.RequestURI(), Form: c.Request.PostForm, Signature: c.GetHeader(twilio.SignatureHeader),
+		RequestURI: c.Request.URL.RequestURI(), Form: form, Signature: c.GetHeader(twilio.SignatureHeader),
 	}, true
 }
 
@@ -36,6 +50,22 @@ func (s *Server) refuseCallback(c *gin.Context) {
 	s.entry(c).Warn("refused a carrier callback: bad or missing signature")
 	c.String(http.StatusForbidden, "forbidden\n")
 	c.Abort()
+}
+
+// callbackRefused answers a callback the service refused (bad signature,
+// or a value no message can hold) and reports whether it did.
+func (s *Server) callbackRefused(c *gin.Context, err error) (refused bool) {
+	var field *twilio.FieldError
+	switch {
+	case errors.Is(err, messaging.ErrSignature):
+		s.refuseCallback(c)
+	case errors.As(err, &field):
+		s.entry(c).WithField("field", field.Field).WithField("reason", field.Reason).Warn("refused a signed carrier callback: a value no message can hold")
+		c.String(http.StatusBadRequest, "%s %s\n", field.Field, field.Reason)
+	default:
+		return false
+	}
+	return true
 }
 
 func twiml(c *gin.Context) { c.Data(http.StatusOK, "text/xml; charset=utf-8", []byte(emptyTwiML)) }
@@ -48,8 +78,7 @@ func (s *Server) smsStatusHook(c *gin.Context) {
 		return
 	}
 	err := s.sms.CarrierStatus(c, cb)
-	if errors.Is(err, messaging.ErrSignature) {
-		s.refuseCallback(c)
+	if s.callbackRefused(c, err) {
 		return
 	}
 	if err != nil {
@@ -71,8 +100,7 @@ func (s *Server) smsInboundHook(c *gin.Context) {
 		return
 	}
 	err := s.sms.Receive(c, cb)
-	if errors.Is(err, messaging.ErrSignature) {
-		s.refuseCallback(c)
+	if s.callbackRefused(c, err) {
 		return
 	}
 	if err != nil {

@@ -333,6 +333,33 @@ func TestOpenAPIJSONBodies415(t *testing.T) {
 	}
 }
 
+// TestOpenAPIJSONBodies413 checks that every operation taking a JSON body
+// documents the 413 its binding answers past the body's maximum.
+func TestOpenAPIJSONBodies413(t *testing.T) {
+	doc := loadOpenAPI(t)
+	paths, _ := doc["paths"].(map[string]any)
+	for p, item := range paths {
+		ops, _ := item.(map[string]any)
+		for m, o := range ops {
+			op, _ := o.(map[string]any)
+			if !openAPIMethods[m] {
+				continue
+			}
+			body, _ := op["requestBody"].(map[string]any)
+			content, _ := body["content"].(map[string]any)
+			if _, isJSON := content["application/json"]; !isJSON {
+				continue
+			}
+			resps, _ := op["responses"].(map[string]any)
+			resp, _ := resps["413"].(map[string]any)
+			codes, _ := resp["x-error-codes"].([]any)
+			if !slices.Contains(codes, any(problem.PayloadTooLarge)) {
+				t.Errorf("%s %s takes JSON but documents no 413 %s", strings.ToUpper(m), p, problem.PayloadTooLarge)
+			}
+		}
+	}
+}
+
 // TestOpenAPIDocumentIsValid validates the document against the OpenAPI 3.1
 // schema and builds the validator every API test checks its exchanges with.
 func TestOpenAPIDocumentIsValid(t *testing.T) {

@@ -1,11 +1,13 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"parley/platform/problem"
+	"parley/rules/textcheck"
 	"parley/service/messaging"
 )
 
@@ -49,6 +51,16 @@ func (s *Server) sendSMS(c *gin.Context) {
 	if err := bindJSONLimit(c, &body, maxSMSBody); err != nil {
 		s.fail(c, err)
 		return
+	}
+	if err := textcheck.Line(body.From); err != nil {
+		s.fail(c, problem.Invalid("from", err.Error()))
+		return
+	}
+	for i, r := range body.Recipients {
+		if err := checkVariableNames(fmt.Sprintf("recipients[%d].variables", i), r.Variables); err != nil {
+			s.fail(c, err)
+			return
+		}
 	}
 	key, _ := keyFrom(c)
 	req := messaging.SendRequest{AccountID: key.AccountID, From: body.From, Body: body.Body,

@@ -137,6 +137,10 @@ func (s *Server) replyThread(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if err := checkVariableNames("variables", body.Variables); err != nil {
+		s.fail(c, err)
+		return
+	}
 	key, _ := keyFrom(c)
 	sent, err := svc.Reply(c, messaging.ReplyRequest{AccountID: key.AccountID, ThreadID: id, Body: body.Body, Variables: body.Variables})
 	if err != nil {

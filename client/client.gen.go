@@ -166,6 +166,7 @@ const (
 	MULTIPARTREQUIRED       ErrorCode = "MULTIPART_REQUIRED"
 	NOAUDIOSTREAM           ErrorCode = "NO_AUDIO_STREAM"
 	NOTFOUND                ErrorCode = "NOT_FOUND"
+	PAYLOADTOOLARGE         ErrorCode = "PAYLOAD_TOO_LARGE"
 	RANGENOTSATISFIABLE     ErrorCode = "RANGE_NOT_SATISFIABLE"
 	RATELIMITED             ErrorCode = "RATE_LIMITED"
 	REBURNINPROGRESS        ErrorCode = "REBURN_IN_PROGRESS"
@@ -236,6 +237,8 @@ func (e ErrorCode) Valid() bool {
 	case NOAUDIOSTREAM:
 		return true
 	case NOTFOUND:
+		return true
+	case PAYLOADTOOLARGE:
 		return true
 	case RANGENOTSATISFIABLE:
 		return true
@@ -1912,7 +1915,7 @@ type Error struct {
 	// - UNAUTHORIZED (401): No Authorization header.
 	// - INVALID_API_KEY (401): Unknown, malformed, revoked or expired key, or a non-Bearer scheme.
 	// - INSUFFICIENT_SCOPE (403): Valid key without the endpoint's scope; details { required }.
-	// - VALIDATION_ERROR (400): Body, form field, query or header fails validation; details { field, reason }.
+	// - VALIDATION_ERROR (400): Body, form field, query or header fails validation, including text with NUL or another control character and JSON with a lone UTF-16 surrogate escape; details { field, reason }, field a JSON path for bodies (recipients[0].variables.name).
 	// - INVALID_SCOPE (400): POST /keys with an unknown scope, an admin scope on a user key, or a scope the calling key does not hold; details { scope, reason }.
 	// - INVALID_EXPIRY (400): POST /keys: expires_at missing (user key), in the past, or beyond 365 days (user key); details { reason }.
 	// - MULTIPART_REQUIRED (400): POST /subtitles sent with a body other than multipart/form-data.
@@ -1926,6 +1929,7 @@ type Error struct {
 	// - REBURN_IN_PROGRESS (409): A re-burn of this job is already running.
 	// - IDEMPOTENCY_KEY_REUSED (422): Idempotency-Key already used with a different request body.
 	// - FILE_TOO_LARGE (413): Upload above the limit (500 MB by default); details { maxMb }.
+	// - PAYLOAD_TOO_LARGE (413): A JSON request body above its maximum (1 MiB; 16 MiB for POST /sms); details { maxBytes }.
 	// - NO_AUDIO_STREAM (422): The media has no audio track.
 	// - MEDIA_UNREADABLE (422): The media cannot be decoded (or, for subtitles, has no video stream).
 	// - URL_NOT_ALLOWED (400): URL refused: not https, resolves to a private/loopback/link-local address, or too large; details { reason }.
@@ -1952,7 +1956,7 @@ type Error struct {
 	// - SMS_NOT_CONFIGURED (503): no SMS carrier is configured on this deployment.
 	Code ErrorCode `json:"code"`
 
-	// Details Structured, client-safe data whose shape depends on the code. Schema ErrorDetails holds every field any code sends; Error's allOf holds each code that carries details to its own schema: INSUFFICIENT_SCOPE { required }, VALIDATION_ERROR { field, reason } (PUT srt adds cue, line), INVALID_SCOPE { scope, reason }, INVALID_EXPIRY, URL_NOT_ALLOWED and CONFLICT { reason }, UNSUPPORTED_MEDIA_TYPE { contentType, expected }, JOB_NOT_DONE { status }, FILE_TOO_LARGE { maxMb }, INSUFFICIENT_BALANCE { requiredUsd, balanceUsd } (numbers), RATE_LIMITED { retryAfterSec }, TOO_MANY_JOBS { inFlight, limit, scope? }, SENDER_NOT_OWNED { from }, TEMPLATE_VARIABLE_MISSING { recipientIndex, phone, variable }, BODY_TOO_LONG { recipientIndex, length, max }, COUNTRY_NOT_ENABLED { country, recipientIndex, phone }, BATCH_TOO_LARGE { max }, SMS_DAILY_QUOTA_EXCEEDED { used, limit, requested, country }; SERVICE_UNAVAILABLE from GET /health: HealthUnhealthyDetails. Other codes carry none.
+	// Details Structured, client-safe data whose shape depends on the code. Schema ErrorDetails holds every field any code sends; Error's allOf holds each code that carries details to its own schema: INSUFFICIENT_SCOPE { required }, VALIDATION_ERROR { field, reason } (PUT srt adds cue, line), INVALID_SCOPE { scope, reason }, INVALID_EXPIRY, URL_NOT_ALLOWED and CONFLICT { reason }, UNSUPPORTED_MEDIA_TYPE { contentType, expected }, JOB_NOT_DONE { status }, FILE_TOO_LARGE { maxMb }, PAYLOAD_TOO_LARGE { maxBytes }, INSUFFICIENT_BALANCE { requiredUsd, balanceUsd } (numbers), RATE_LIMITED { retryAfterSec }, TOO_MANY_JOBS { inFlight, limit, scope? }, SENDER_NOT_OWNED { from }, TEMPLATE_VARIABLE_MISSING { recipientIndex, phone, variable }, BODY_TOO_LONG { recipientIndex, length, max }, COUNTRY_NOT_ENABLED { country, recipientIndex, phone }, BATCH_TOO_LARGE { max }, SMS_DAILY_QUOTA_EXCEEDED { used, limit, requested, country }; SERVICE_UNAVAILABLE from GET /health: HealthUnhealthyDetails. Other codes carry none.
 	Details *ErrorDetails `json:"details,omitempty"`
 
 	// Message Localized by Accept-Language, else the account's locale.
@@ -1967,7 +1971,7 @@ type Error struct {
 // - UNAUTHORIZED (401): No Authorization header.
 // - INVALID_API_KEY (401): Unknown, malformed, revoked or expired key, or a non-Bearer scheme.
 // - INSUFFICIENT_SCOPE (403): Valid key without the endpoint's scope; details { required }.
-// - VALIDATION_ERROR (400): Body, form field, query or header fails validation; details { field, reason }.
+// - VALIDATION_ERROR (400): Body, form field, query or header fails validation, including text with NUL or another control character and JSON with a lone UTF-16 surrogate escape; details { field, reason }, field a JSON path for bodies (recipients[0].variables.name).
 // - INVALID_SCOPE (400): POST /keys with an unknown scope, an admin scope on a user key, or a scope the calling key does not hold; details { scope, reason }.
 // - INVALID_EXPIRY (400): POST /keys: expires_at missing (user key), in the past, or beyond 365 days (user key); details { reason }.
 // - MULTIPART_REQUIRED (400): POST /subtitles sent with a body other than multipart/form-data.
@@ -1981,6 +1985,7 @@ type Error struct {
 // - REBURN_IN_PROGRESS (409): A re-burn of this job is already running.
 // - IDEMPOTENCY_KEY_REUSED (422): Idempotency-Key already used with a different request body.
 // - FILE_TOO_LARGE (413): Upload above the limit (500 MB by default); details { maxMb }.
+// - PAYLOAD_TOO_LARGE (413): A JSON request body above its maximum (1 MiB; 16 MiB for POST /sms); details { maxBytes }.
 // - NO_AUDIO_STREAM (422): The media has no audio track.
 // - MEDIA_UNREADABLE (422): The media cannot be decoded (or, for subtitles, has no video stream).
 // - URL_NOT_ALLOWED (400): URL refused: not https, resolves to a private/loopback/link-local address, or too large; details { reason }.
@@ -2032,6 +2037,7 @@ type ErrorDetails struct {
 	Limit          *int64  `json:"limit,omitempty"`
 	Line           *int64  `json:"line,omitempty"`
 	Max            *int64  `json:"max,omitempty"`
+	MaxBytes       *int64  `json:"maxBytes,omitempty"`
 	MaxMb          *int64  `json:"maxMb,omitempty"`
 	Phone          *string `json:"phone,omitempty"`
 	Reason         *string `json:"reason,omitempty"`
@@ -2169,7 +2175,7 @@ type PushSubscription struct {
 
 // PushSubscriptionRequest The browser's PushSubscription as PushSubscription.toJSON() returns it.
 type PushSubscriptionRequest struct {
-	// Endpoint The push service URL; passes the URL guard.
+	// Endpoint The push service URL, at most 2,048 characters; passes the URL guard.
 	Endpoint       string   `json:"endpoint"`
 	ExpirationTime *float64 `json:"expirationTime,omitempty"`
 	Keys           struct {
@@ -9195,6 +9201,11 @@ type CreateKeyResponse403Headers struct {
 	XRequestId *string
 }
 
+// CreateKeyResponse413Headers the declared response headers of an HTTP 413 response for CreateKey
+type CreateKeyResponse413Headers struct {
+	XRequestId *string
+}
+
 // CreateKeyResponse415Headers the declared response headers of an HTTP 415 response for CreateKey
 type CreateKeyResponse415Headers struct {
 	XRequestId *string
@@ -9234,6 +9245,8 @@ type CreateKeyResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorEnvelope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ErrorEnvelope
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -9250,6 +9263,8 @@ type CreateKeyResponse struct {
 	Headers401 *CreateKeyResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateKeyResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateKeyResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateKeyResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -9285,6 +9300,11 @@ func (r CreateKeyResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r CreateKeyResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateKeyResponse) GetJSON413() *ErrorEnvelope {
+	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -9761,6 +9781,11 @@ type CreatePushSubscriptionResponse403Headers struct {
 	XRequestId *string
 }
 
+// CreatePushSubscriptionResponse413Headers the declared response headers of an HTTP 413 response for CreatePushSubscription
+type CreatePushSubscriptionResponse413Headers struct {
+	XRequestId *string
+}
+
 // CreatePushSubscriptionResponse415Headers the declared response headers of an HTTP 415 response for CreatePushSubscription
 type CreatePushSubscriptionResponse415Headers struct {
 	XRequestId *string
@@ -9800,6 +9825,8 @@ type CreatePushSubscriptionResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorEnvelope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ErrorEnvelope
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -9816,6 +9843,8 @@ type CreatePushSubscriptionResponse struct {
 	Headers401 *CreatePushSubscriptionResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreatePushSubscriptionResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreatePushSubscriptionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreatePushSubscriptionResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -9851,6 +9880,11 @@ func (r CreatePushSubscriptionResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r CreatePushSubscriptionResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreatePushSubscriptionResponse) GetJSON413() *ErrorEnvelope {
+	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -10974,6 +11008,11 @@ type UpdateSMSThreadResponse404Headers struct {
 	XRequestId *string
 }
 
+// UpdateSMSThreadResponse413Headers the declared response headers of an HTTP 413 response for UpdateSMSThread
+type UpdateSMSThreadResponse413Headers struct {
+	XRequestId *string
+}
+
 // UpdateSMSThreadResponse415Headers the declared response headers of an HTTP 415 response for UpdateSMSThread
 type UpdateSMSThreadResponse415Headers struct {
 	XRequestId *string
@@ -11015,6 +11054,8 @@ type UpdateSMSThreadResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorEnvelope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ErrorEnvelope
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -11033,6 +11074,8 @@ type UpdateSMSThreadResponse struct {
 	Headers403 *UpdateSMSThreadResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateSMSThreadResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateSMSThreadResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *UpdateSMSThreadResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -11073,6 +11116,11 @@ func (r UpdateSMSThreadResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateSMSThreadResponse) GetJSON404() *ErrorEnvelope {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateSMSThreadResponse) GetJSON413() *ErrorEnvelope {
+	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -11164,6 +11212,11 @@ type ReplySMSThreadResponse412Headers struct {
 	XRequestId *string
 }
 
+// ReplySMSThreadResponse413Headers the declared response headers of an HTTP 413 response for ReplySMSThread
+type ReplySMSThreadResponse413Headers struct {
+	XRequestId *string
+}
+
 // ReplySMSThreadResponse415Headers the declared response headers of an HTTP 415 response for ReplySMSThread
 type ReplySMSThreadResponse415Headers struct {
 	XRequestId *string
@@ -11217,6 +11270,8 @@ type ReplySMSThreadResponse struct {
 	JSON404 *ErrorEnvelope
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorEnvelope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ErrorEnvelope
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -11241,6 +11296,8 @@ type ReplySMSThreadResponse struct {
 	Headers404 *ReplySMSThreadResponse404Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *ReplySMSThreadResponse412Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ReplySMSThreadResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *ReplySMSThreadResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -11303,6 +11360,11 @@ func (r ReplySMSThreadResponse) GetJSON404() *ErrorEnvelope {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r ReplySMSThreadResponse) GetJSON412() *ErrorEnvelope {
 	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ReplySMSThreadResponse) GetJSON413() *ErrorEnvelope {
+	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -13436,6 +13498,11 @@ type CreateWebhookResponse403Headers struct {
 	XRequestId *string
 }
 
+// CreateWebhookResponse413Headers the declared response headers of an HTTP 413 response for CreateWebhook
+type CreateWebhookResponse413Headers struct {
+	XRequestId *string
+}
+
 // CreateWebhookResponse415Headers the declared response headers of an HTTP 415 response for CreateWebhook
 type CreateWebhookResponse415Headers struct {
 	XRequestId *string
@@ -13475,6 +13542,8 @@ type CreateWebhookResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorEnvelope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ErrorEnvelope
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -13491,6 +13560,8 @@ type CreateWebhookResponse struct {
 	Headers401 *CreateWebhookResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateWebhookResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateWebhookResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateWebhookResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -13526,6 +13597,11 @@ func (r CreateWebhookResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r CreateWebhookResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateWebhookResponse) GetJSON413() *ErrorEnvelope {
+	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -15688,6 +15764,13 @@ func ParseCreateKeyResponse(rsp *http.Response) (*CreateKeyResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ErrorEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15759,6 +15842,16 @@ func ParseCreateKeyResponse(rsp *http.Response) (*CreateKeyResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateKeyResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers CreateKeyResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -16416,6 +16509,13 @@ func ParseCreatePushSubscriptionResponse(rsp *http.Response) (*CreatePushSubscri
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ErrorEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16487,6 +16587,16 @@ func ParseCreatePushSubscriptionResponse(rsp *http.Response) (*CreatePushSubscri
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreatePushSubscriptionResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers CreatePushSubscriptionResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -17686,6 +17796,13 @@ func ParseUpdateSMSThreadResponse(rsp *http.Response) (*UpdateSMSThreadResponse,
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ErrorEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17767,6 +17884,16 @@ func ParseUpdateSMSThreadResponse(rsp *http.Response) (*UpdateSMSThreadResponse,
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateSMSThreadResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers UpdateSMSThreadResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -17903,6 +18030,13 @@ func ParseReplySMSThreadResponse(rsp *http.Response) (*ReplySMSThreadResponse, e
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ErrorEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18014,6 +18148,16 @@ func ParseReplySMSThreadResponse(rsp *http.Response) (*ReplySMSThreadResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 413:
+		var headers ReplySMSThreadResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers ReplySMSThreadResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -20331,6 +20475,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ErrorEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20402,6 +20553,16 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateWebhookResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers CreateWebhookResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {

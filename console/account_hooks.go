@@ -3,14 +3,18 @@ package console
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"parley/model"
 	"parley/platform/problem"
 	"parley/provider/webpush"
+	"parley/rules/textcheck"
 	"parley/rules/webhookevent"
 	"parley/service/accounts"
 	"parley/service/notify"
@@ -169,9 +173,15 @@ const maxSubscriptionBody = 8 << 10
 // /api/v1/notifications/push-subscriptions does.
 func (c *Console) subscribePush(g *gin.Context) {
 	var sub webpush.Subscription
-	dec := json.NewDecoder(http.MaxBytesReader(g.Writer, g.Request.Body, maxSubscriptionBody))
-	if err := dec.Decode(&sub); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(g.Writer, g.Request.Body, maxSubscriptionBody))
+	if err != nil || !utf8.Valid(body) || json.Unmarshal(body, &sub) != nil {
 		c.failProblem(g, problem.Invalid("subscription", "is not a PushSubscription's JSON"))
+		return
+	}
+	// As the API's bodies: a NUL or a lone surrogate escape, which
+	// encoding/json lets through or turns into U+FFFD, is refused.
+	if field, bad := textcheck.JSON(body); bad != nil {
+		c.failProblem(g, problem.Invalid(strings.TrimSuffix("subscription."+field, "."), bad.Reason))
 		return
 	}
 	created, err := c.d.Push.Subscribe(g, c.accountID(g), sub)

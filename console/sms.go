@@ -14,6 +14,7 @@ import (
 	"parley/model"
 	"parley/platform/problem"
 	"parley/rules/sms"
+	"parley/rules/textcheck"
 	"parley/service/messaging"
 )
 
@@ -92,6 +93,11 @@ func (c *Console) sendRequest(g *gin.Context) (messaging.SendRequest, error) {
 		return req, problem.Invalid("body", "is not a readable form")
 	}
 	req.From, req.Body = g.PostForm("from"), g.PostForm("body")
+	// The sender is looked up before the body is checked: a NUL in it
+	// must be refused here, not reach the query.
+	if err := textcheck.Line(req.From); err != nil {
+		return req, problem.Invalid("from", err.Error())
+	}
 	var err error
 	if file, _, ferr := g.Request.FormFile("csv"); ferr == nil {
 		defer file.Close()

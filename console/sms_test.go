@@ -1,11 +1,15 @@
 package console
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/gin-gonic/gin"
 
 	"parley/model"
 	"parley/platform/problem"
@@ -92,6 +96,21 @@ func TestValueKeysKnown(t *testing.T) {
 			if en[prefix+v] == "" {
 				t.Errorf("the catalogue lacks %q", prefix+v)
 			}
+		}
+	}
+}
+
+// The send form's sender is refused at the form when it is no single line
+// of text, before the service looks it up.
+func TestSendRequestRefusesAnUnstorableSender(t *testing.T) {
+	for _, from := range []string{"+14155550142\x00", "+1415\xed\xa0\x80", "\x1b+14155550142"} {
+		g, _ := gin.CreateTestContext(httptest.NewRecorder())
+		form := url.Values{"from": {from}, "body": {"hi"}, "to": {"+12025550123"}}
+		g.Request = httptest.NewRequest(http.MethodPost, "/console/sms", strings.NewReader(form.Encode()))
+		g.Request.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		_, err := (&Console{}).sendRequest(g)
+		if p, ok := problem.As(err); !ok || p.Code != problem.ValidationError || p.Details["field"] != "from" {
+			t.Errorf("from %q: %v, want a VALIDATION_ERROR naming from", from, err)
 		}
 	}
 }

@@ -28,6 +28,7 @@ const (
 	ReburnInProgress        = "REBURN_IN_PROGRESS"
 	IdempotencyKeyReused    = "IDEMPOTENCY_KEY_REUSED"
 	FileTooLarge            = "FILE_TOO_LARGE"
+	PayloadTooLarge         = "PAYLOAD_TOO_LARGE"
 	NoAudioStream           = "NO_AUDIO_STREAM"
 	MediaUnreadable         = "MEDIA_UNREADABLE"
 	URLNotAllowed           = "URL_NOT_ALLOWED"
@@ -73,6 +74,7 @@ var codes = []string{
 	ReburnInProgress,
 	IdempotencyKeyReused,
 	FileTooLarge,
+	PayloadTooLarge,
 	NoAudioStream,
 	MediaUnreadable,
 	URLNotAllowed,

@@ -22,6 +22,7 @@ var statuses = map[string]int{
 	ReburnInProgress:        http.StatusConflict,
 	IdempotencyKeyReused:    http.StatusUnprocessableEntity,
 	FileTooLarge:            http.StatusRequestEntityTooLarge,
+	PayloadTooLarge:         http.StatusRequestEntityTooLarge,
 	NoAudioStream:           http.StatusUnprocessableEntity,
 	MediaUnreadable:         http.StatusUnprocessableEntity,
 	URLNotAllowed:           http.StatusBadRequest,

@@ -40,8 +40,31 @@ func ParsePostCall(body []byte) (Detail, error) {
 	if err := json.Unmarshal(head.Data, &d); err != nil {
 		return Detail{}, fmt.Errorf("elevenlabs: post-call webhook data: %w", err)
 	}
-	if d.ConversationID == "" || d.AgentID == "" {
-		return Detail{}, errors.New("elevenlabs: post-call webhook without conversation_id or agent_id")
+	if err := checkID("agent_id", d.AgentID); err != nil {
+		return Detail{}, err
+	}
+	if err := checkID("conversation_id", d.ConversationID); err != nil {
+		return Detail{}, err
 	}
 	return d, nil
+}
+
+// MaxIDLength bounds the provider's agent and conversation ids
+// ("agent_7101k2...", "conv_0501k2...", about 30 characters).
+const MaxIDLength = 128
+
+// checkID refuses an id that is not 1 to MaxIDLength ASCII letters,
+// digits, '_' and '-': ids go into SQL, workflow ids and the provider's
+// URL paths, and a NUL or a surrogate escape in one (decoded to U+FFFD)
+// could never name anything.
+func checkID(field, id string) error {
+	if id == "" || len(id) > MaxIDLength {
+		return fmt.Errorf("elevenlabs: post-call webhook %s: %d bytes, want 1 to %d", field, len(id), MaxIDLength)
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-') {
+			return fmt.Errorf("elevenlabs: post-call webhook %s: %q is not an id", field, id)
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -71,6 +72,12 @@ func TestParsePostCall(t *testing.T) {
 		{"not JSON", `not json`, nil},
 		{"data of the wrong shape", `{"type":"post_call_transcription","data":{"transcript":"hello"}}`, nil},
 		{"no conversation id", `{"type":"post_call_transcription","data":{"agent_id":"a"}}`, nil},
+		{"NUL in agent_id", `{"type":"post_call_transcription","data":{"agent_id":"agent_\u0000","conversation_id":"conv_1"}}`, nil},
+		{"lone surrogate in agent_id", `{"type":"post_call_transcription","data":{"agent_id":"agent_\ud800","conversation_id":"conv_1"}}`, nil},
+		{"NUL in conversation_id", `{"type":"post_call_transcription","data":{"agent_id":"agent_1","conversation_id":"conv\u0000"}}`, nil},
+		{"low surrogate in conversation_id", `{"type":"post_call_transcription","data":{"agent_id":"agent_1","conversation_id":"\udfff"}}`, nil},
+		{"path in conversation_id", `{"type":"post_call_transcription","data":{"agent_id":"agent_1","conversation_id":"../conv_1"}}`, nil},
+		{"id too long", `{"type":"post_call_transcription","data":{"agent_id":"agent_1","conversation_id":"` + strings.Repeat("c", MaxIDLength+1) + `"}}`, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,4 +109,28 @@ func TestListPageFixture(t *testing.T) {
 	if second.Status != StatusProcessing || second.Direction != "" || second.TranscriptSummary != "" || second.CallSummaryTitle != "" {
 		t.Errorf("second = %+v", second)
 	}
+}
+
+// FuzzParsePostCall reads any body as the post-call endpoint does after
+// the signature: it never panics, and what it accepts names an agent and a
+// conversation by ids of letters, digits, '_' and '-'.
+func FuzzParsePostCall(f *testing.F) {
+	fixture, err := os.ReadFile(filepath.Join("testdata", "post_call.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(fixture)
+	f.Add([]byte(`{"type":"post_call_transcription","data":{"agent_id":"agent_\u0000","conversation_id":"conv_\ud800"}}`))
+	f.Add([]byte(`{"type":"post_call_audio","data":{"agent_id":"a","conversation_id":"c"}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d, err := ParsePostCall(body)
+		if err != nil {
+			return
+		}
+		for _, id := range []string{d.AgentID, d.ConversationID} {
+			if id == "" || len(id) > MaxIDLength || strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {
+				t.Fatalf("accepted id %q", id)
+			}
+		}
+	})
 }

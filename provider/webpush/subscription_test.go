@@ -30,11 +30,13 @@ func TestParseSubscription(t *testing.T) {
 		{name: "relative endpoint", json: sub("/push/1", p256dh, auth), wantErr: "endpoint"},
 		{name: "other scheme", json: sub("ftp://push.example/1", p256dh, auth), wantErr: "endpoint"},
 		{name: "no keys", json: `{"endpoint":"https://push.example/1"}`, wantErr: "p256dh"},
-		{name: "standard base64", json: sub("https://push.example/1", strings.NewReplacer("-", "+", "_", "/").Replace(p256dh), auth), wantErr: "p256dh"},
+		{name: "standard base64", json: sub("https://push.example/1", strings.NewReplacer("-", "+", "_", "/").Replace(p256dh), auth), wantErr: "keys.p256dh: is not valid base64url"},
 		{name: "compressed point", json: sub("https://push.example/1", compressed, auth), wantErr: "p256dh"},
-		{name: "point off the curve", json: sub("https://push.example/1", offCurve, auth), wantErr: "p256dh"},
+		{name: "point off the curve", json: sub("https://push.example/1", offCurve, auth), wantErr: "keys.p256dh: is not a valid P-256 public key"},
 		{name: "short auth", json: sub("https://push.example/1", p256dh, "BTBZMqHH6r4Tts7J_aSI"), wantErr: "auth"},
 		{name: "long auth", json: sub("https://push.example/1", p256dh, auth+"AAAA"), wantErr: "auth"},
+		{name: "endpoint of 2,048 bytes", json: sub("https://push.example/"+strings.Repeat("a", MaxEndpointLength-21), p256dh, auth)},
+		{name: "endpoint of 2,049 bytes", json: sub("https://push.example/"+strings.Repeat("a", MaxEndpointLength-20), p256dh, auth), wantErr: "endpoint: is longer than 2048 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

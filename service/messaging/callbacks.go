@@ -28,11 +28,15 @@ type inboundMessage struct {
 }
 
 // verify checks cb's signature (twilio.Verify, in constant time) over the
-// URL the carrier posted to, which it knows by our public origin.
+// URL the carrier posted to, which it knows by our public origin, and then
+// that every parameter the callbacks read is text a row can hold
+// (twilio.CheckCallback): a signed callback with a NUL in its MessageSid
+// can never be stored, so it is refused with a *twilio.FieldError before
+// any SQL, not failed (and retried) at the database.
 func (s *Service) verify(cb CarrierCallback) error {
 	if s.d.Config.CarrierAuthToken == "" ||
 		!twilio.Verify(s.d.Config.CarrierAuthToken, s.d.Config.PublicOrigin+cb.RequestURI, cb.Form, cb.Signature) {
 		return ErrSignature
 	}
-	return nil
+	return twilio.CheckCallback(cb.Form)
 }

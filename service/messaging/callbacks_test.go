@@ -43,3 +43,23 @@ func TestCarrierCallbackSignatureRefusals(t *testing.T) {
 		t.Fatalf("the carrier's own signature: %v", err)
 	}
 }
+
+// A signed callback whose MessageSid, From, To, MessageStatus, ErrorCode
+// or ErrorMessage no row can hold is refused with the field named, before
+// the store (there is none here) is touched.
+func TestCarrierCallbackUnstorableValues(t *testing.T) {
+	const token, origin, path = "test-auth-token-0123456789abcdef", "https://parley.example", "/hooks/twilio/sms/inbound"
+	s := New(Deps{Config: Config{CarrierAuthToken: token, PublicOrigin: origin}})
+	for _, field := range []string{"MessageSid", "From", "To", "MessageStatus", "ErrorCode", "ErrorMessage"} {
+		form := url.Values{"MessageSid": {"SM1"}, "MessageStatus": {"delivered"}, "From": {"+12025550100"}, "To": {"+12025550101"}, "Body": {"hi"}}
+		form.Set(field, "x\x00")
+		cb := CarrierCallback{RequestURI: path, Form: form, Signature: twilio.Signature(token, origin+path, form)}
+		var fe *twilio.FieldError
+		if err := s.Receive(context.Background(), cb); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("Receive with a NUL in %s = %v, want a FieldError naming it", field, err)
+		}
+		if err := s.CarrierStatus(context.Background(), cb); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("CarrierStatus with a NUL in %s = %v, want a FieldError naming it", field, err)
+		}
+	}
+}

@@ -53,7 +53,13 @@ func (s *Subscriptions) Subscribe(ctx context.Context, accountID string, sub web
 		return Subscription{}, err
 	}
 	if _, err := webpush.ParseSubscription(raw); err != nil {
-		return Subscription{}, problem.Invalid("subscription", err.Error())
+		var refused *webpush.SubscriptionError
+		if !errors.As(err, &refused) {
+			return Subscription{}, err
+		}
+		p := problem.Invalid(refused.Field, refused.Reason)
+		p.Cause = err
+		return Subscription{}, p
 	}
 	if err := s.guard.CheckEndpoint(ctx, sub.Endpoint); err != nil {
 		if errors.Is(err, netguard.ErrNotAllowed) {
