@@ -74,7 +74,7 @@ if ! flock -n 8; then
 	echo "bench-compare: another comparison runs in this checkout ($OUT/lock)" >&2
 	exit 1
 fi
-rm -rf "$OUT/ref" "$OUT/bin" "$OUT/ref.txt" "$OUT/tree.txt" "$OUT/benchstat.txt"
+rm -rf "$OUT/ref" "$OUT/bin" "$OUT"/{ref.txt,tree.txt,benchstat.txt,run.out,run.err}
 git worktree prune
 
 # shellcheck disable=SC2317 # invoked by trap
@@ -130,16 +130,21 @@ for ((i = 1; i <= COUNT; i++)); do
 	for t in ref tree; do
 		[[ -n ${has[$t]} ]] || continue
 		echo "==> run $i/$COUNT: $t"
-		log=$(mktemp)
+		# stderr apart: the processes a benchmark starts log there, and would
+		# otherwise break into a result line.
+		log=$OUT/run.out errlog=$OUT/run.err
 		if ! "$ROOT/scripts/with-services.sh" bash -c 'cd "$1" && exec "$2" -test.run "^\$" -test.bench "$3" -test.benchtime 1x -test.timeout 60m' \
-			_ "${tree[$t]}/e2e" "$OUT/bin/$t.test" "$BENCH" >"$log" 2>&1; then
+			_ "${tree[$t]}/e2e" "$OUT/bin/$t.test" "$BENCH" >"$log" 2>"$errlog"; then
 			failed+=("run $i of $t")
+			tail -n 20 "$errlog" >&2
 			tail -n 40 "$log" >&2
 		fi
-		# Result lines and the goos/goarch/pkg/cpu header benchstat reads.
-		grep -E '^(Benchmark|goos:|goarch:|pkg:|cpu:)' "$log" >>"$OUT/$t.txt" || true
-		grep -E '^Benchmark' "$log" || true
-		rm -f "$log"
+		# Result lines (a name, the iterations, ns/op and the metrics; not the
+		# name of a benchmark that failed) and the goos/goarch/pkg/cpu header
+		# benchstat reads.
+		result='^Benchmark[^[:space:]]*[[:space:]]+[0-9]+[[:space:]]+[0-9.e+]+ ns/op'
+		grep -E "$result|^(goos|goarch|pkg|cpu):" "$log" >>"$OUT/$t.txt" || true
+		grep -E "$result" "$log" || true
 	done
 done
 
