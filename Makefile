@@ -9,6 +9,9 @@
 #                 --strict, oapi-codegen and ogen (pinned; fails on any error,
 #                 warning or skipped operation)
 #   make bench    the performance benchmarks (e2e/bench_test.go) against throwaway services
+#   make bench-compare  the benchmarks of REF and of this tree, interleaved, COUNT
+#                 runs each, compared by benchstat (REF defaults to the newest
+#                 release's commit in CHANGELOG.md; BENCH=regexp, COUNT=5)
 #   make fuzz     every fuzz target for FUZZTIME each (default 2m)
 #   make histories  record workflow histories of real end-to-end runs into
 #                 workflows/testdata (the replay tests' input)
@@ -67,7 +70,7 @@ BENCHFLAGS ?=
 export PKG TESTFLAGS
 
 .PHONY: FORCE all build tools packages dev test check-clients vet bench fuzz histories fmt clean clean-dev help \
-	cluster cluster-stop cluster-smoke cluster-tools chaos chaos-short cluster-bench
+	bench-compare cluster cluster-stop cluster-smoke cluster-tools chaos chaos-short cluster-bench
 
 all: build
 
@@ -177,6 +180,11 @@ check-clients:
 
 bench: packages tools
 	scripts/with-services.sh $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 60m $(BENCHFLAGS) ./e2e/
+
+# REF, BENCH and COUNT pass to the script through the environment; empty
+# ones take its defaults.
+bench-compare: packages tools
+	REF='$(REF)' BENCH='$(BENCH)' COUNT='$(COUNT)' scripts/bench-compare.sh
 
 FUZZTIME ?= 2m
 

@@ -5,6 +5,7 @@ package docs
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -110,4 +111,32 @@ func TestChangelogNamesTheRelease(t *testing.T) {
 		}
 	}
 	t.Error("CHANGELOG.md has no release section (## vX.Y.Z)")
+}
+
+// releaseHeading is a CHANGELOG.md release heading; the commit is named once
+// the release is tagged (the README's "Releasing").
+var releaseHeading = regexp.MustCompile(`^## v[0-9]+\.[0-9]+\.[0-9]+ — [0-9]{4}-[0-9]{2}-[0-9]{2}( — commit [0-9a-f]{40})?$`)
+
+// Every release but the newest names its commit in full, in the form
+// scripts/bench-compare.sh reads for its default REF.
+func TestChangelogNamesReleaseCommits(t *testing.T) {
+	log, err := os.ReadFile("../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := true
+	for line := range strings.Lines(string(log)) {
+		line = strings.TrimSuffix(line, "\n")
+		if !strings.HasPrefix(line, "## v") {
+			continue
+		}
+		m := releaseHeading.FindStringSubmatch(line)
+		switch {
+		case m == nil:
+			t.Errorf("CHANGELOG.md heading %q is not \"## vX.Y.Z — YYYY-MM-DD\" with \" — commit <40 hex digits>\" after it", line)
+		case m[1] == "" && !newest:
+			t.Errorf("CHANGELOG.md heading %q names no commit; only the newest release may lack one, until it is tagged", line)
+		}
+		newest = false
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -670,7 +671,14 @@ func BenchmarkSMSBatch10k(b *testing.B) {
 	}
 	api, addr := startAPIProcess(b, carrier...)
 	// The worker's callbacks go to the API process.
-	worker := startWorker(b, append(carrier, "PARLEY_BASE_URL=http://"+addr)...)
+	workerEnv := append(slices.Clone(carrier), "PARLEY_BASE_URL=http://"+addr)
+	// PARLEY_BENCH_CPU_PROFILE names a file for the worker's CPU profile
+	// (docs/capacity.md); the worker writes it when stopped at the end.
+	profile := os.Getenv("PARLEY_BENCH_CPU_PROFILE")
+	if profile != "" {
+		workerEnv = append(workerEnv, "PARLEY_CPU_PROFILE="+profile)
+	}
+	worker := startWorker(b, workerEnv...)
 	body, err := json.Marshal(map[string]any{"from": a.From, "body": "Hi {{name}}, doors open at 7.", "recipients": smsBenchRecipients(n)})
 	if err != nil {
 		b.Fatal(err)
@@ -736,6 +744,15 @@ func BenchmarkSMSBatch10k(b *testing.B) {
 	b.ReportMetric(float64(largest[workflows.SMSBatchPartWorkflowName]), "part_history_events")
 	b.ReportMetric(float64(peakRSS(b, api.Process.Pid))/1024, "api_peak_rss_MB")
 	b.ReportMetric(float64(peakRSS(b, worker.Process.Pid))/1024, "worker_peak_rss_MB")
+	if profile != "" {
+		if err := worker.Process.Signal(syscall.SIGTERM); err != nil {
+			b.Fatal(err)
+		}
+		_ = worker.Wait()
+		if st, err := os.Stat(profile); err != nil || st.Size() == 0 {
+			b.Fatalf("the worker wrote no CPU profile to %s (%v)", profile, err)
+		}
+	}
 }
 
 // largestHistories is the longest history (in events) of each workflow type

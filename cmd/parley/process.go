@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -280,6 +281,13 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	if err := checkSecrets(cfg, withAPI, withWorker); err != nil {
 		return err
 	}
+	if cfg.CPUProfile != "" {
+		stop, err := startCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	s, err := openServices(ctx, cfg)
 	if err != nil {
 		return err
@@ -328,4 +336,21 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 	}
 	g.Go(func() error { <-ctx.Done(); return nil })
 	return g.Wait()
+}
+
+// startCPUProfile profiles the process's CPU into path (PARLEY_CPU_PROFILE)
+// until the returned stop, which writes the profile out.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("PARLEY_CPU_PROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("PARLEY_CPU_PROFILE: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

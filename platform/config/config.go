@@ -121,6 +121,10 @@ type Config struct {
 	VAPIDPrivateKey string
 	VAPIDSubject    string
 	NotifySMSFrom   string
+
+	// CPUProfile is a file `parley api|worker|dev` writes a Go CPU profile
+	// of its run to when it stops cleanly; empty: none.
+	CPUProfile string
 }
 
 // minSecretLen is the shortest signing secret accepted: 32 characters of a
@@ -276,6 +280,7 @@ var Vars = []Var{
 	{"PARLEY_VAPID_PRIVATE_KEY", "", "Web Push application server private key (base64url), set with the public key"},
 	{"PARLEY_VAPID_SUBJECT", "", "contact for push services: mailto: or https: URL, set with the keys"},
 	{"PARLEY_NOTIFY_SMS_FROM", "", "sender number of SMS notifications (free, outside the quota); empty: SMS notifications are skipped"},
+	{"PARLEY_CPU_PROFILE", "", "file a parley api, worker or dev process writes a Go CPU profile of its whole run to (go tool pprof reads it) when it stops on SIGTERM or Ctrl-C; empty: no profile"},
 }
 
 // Load reads the configuration from the environment.
@@ -414,6 +419,7 @@ func Load() (Config, error) {
 	c.VAPIDPublicKey, c.VAPIDPrivateKey = os.Getenv("PARLEY_VAPID_PUBLIC_KEY"), os.Getenv("PARLEY_VAPID_PRIVATE_KEY")
 	c.VAPIDSubject = os.Getenv("PARLEY_VAPID_SUBJECT")
 	c.NotifySMSFrom = os.Getenv("PARLEY_NOTIFY_SMS_FROM")
+	c.CPUProfile = os.Getenv("PARLEY_CPU_PROFILE")
 	return c, nil
 }
 
