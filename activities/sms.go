@@ -67,12 +67,12 @@ const findSentMargin = 2 * time.Minute
 // refusal (a 4xx: invalid number, blocked, not SMS-capable) fails the
 // message with the carrier's code and charges nothing; a transient failure
 // is retried.
-func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) error {
-	m, end, err := a.begin(ctx, in.MessageID)
+func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (err error) {
+	m, release, err := a.begin(ctx, in.MessageID)
 	if err != nil || m.Status != sms.Queued {
 		return err // a finished message is left as it is
 	}
-	defer end()
+	defer release(&err)
 	if found, err := a.acceptEarlier(ctx, m); found || err != nil {
 		return err
 	}
@@ -96,12 +96,15 @@ const attemptWithoutDeadline = time.Minute
 // cancelled, so that another attempt (a retry scheduled while this one
 // still runs on a worker that Temporal lost sight of, or a batch part
 // replayed on another worker after one died) cannot look the message up at
-// the carrier, find nothing yet and send it a second time. end gives the
-// lease up. It returns the message as it was before. A lease another
-// attempt holds is waited for when it ends before this attempt's deadline
-// (a dead worker's lease does: it was taken no later than ours); otherwise
-// it is a retryable error that asks to be retried when that lease ends.
-func (a *SMS) begin(ctx context.Context, id int64) (storage.SMSMessage, func(), error) {
+// the carrier, find nothing yet and send it a second time. release, given
+// the attempt's error, gives the lease up when the attempt failed (so that
+// its retry need not wait for it); an attempt that recorded the message's
+// outcome leaves it no longer queued, which no lease guards. It returns
+// the message as it was before. A lease another attempt holds is waited
+// for when it ends before this attempt's deadline (a dead worker's lease
+// does: it was taken no later than ours); otherwise it is a retryable error
+// that asks to be retried when that lease ends.
+func (a *SMS) begin(ctx context.Context, id int64) (storage.SMSMessage, func(*error), error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = a.Now().Add(attemptWithoutDeadline)
@@ -125,7 +128,10 @@ func (a *SMS) begin(ctx context.Context, id int64) (storage.SMSMessage, func(), 
 		if err != nil || until.IsZero() {
 			return m, nil, err
 		}
-		return m, func() {
+		return m, func(err *error) {
+			if *err == nil {
+				return // the message has its outcome: no lease guards it any more
+			}
 			if err := a.Store.EndAttempt(context.WithoutCancel(ctx), id, until); err != nil {
 				// The lease ends by itself at until: a retry waits for that.
 				activity.GetLogger(ctx).Warn("could not end a send attempt's lease", "message_id", id, "error", err)
@@ -196,12 +202,12 @@ func (a *SMS) accept(ctx context.Context, m storage.SMSMessage, sid string) erro
 // be retried: the message stays queued until the carrier answers it. Fail
 // takes the message's send lease as an attempt does, so it waits for an
 // attempt still under way to end before it looks.
-func (a *SMS) Fail(ctx context.Context, in workflows.SMSFailInput) error {
-	m, end, err := a.begin(ctx, in.MessageID)
+func (a *SMS) Fail(ctx context.Context, in workflows.SMSFailInput) (err error) {
+	m, release, err := a.begin(ctx, in.MessageID)
 	if err != nil || m.Status != sms.Queued {
 		return err
 	}
-	defer end()
+	defer release(&err)
 	if found, err := a.acceptEarlier(ctx, m); found || err != nil {
 		return err
 	}

@@ -478,13 +478,23 @@ func TestSMSSendWaitsForAnAttemptInFlight(t *testing.T) {
 		t.Fatalf("send after a dead attempt's lease: %v", err)
 	}
 	f.agrees(t, ms[0].ID)
-	// The attempt gave its lease up when it ended: a repeated Send (an
-	// activity retried) need not wait and changes nothing.
-	if got, _ := f.store.Message(ctx, m.ID); got.SendLeaseUntil != nil {
-		t.Fatalf("the lease outlived its attempt: %s", got.SendLeaseUntil)
-	}
-	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
+	// A repeated Send (an activity retried) of a message that has its
+	// outcome does not wait for the lease and changes nothing.
+	if err := a.Send(short, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
 		t.Fatal(err)
 	}
 	f.agrees(t, m.ID)
+	// An attempt that failed gives its lease up, so its retry need not wait.
+	_, ms = f.admit(t, false, "+12025550124")
+	cut := &SMS{Store: f.store, Carrier: &cutCarrier{Client: f.client, lose: true}, Now: time.Now}
+	if err := cut.Send(short, workflows.SMSSendInput{MessageID: ms[0].ID}); !errors.Is(err, errAnswerLost) {
+		t.Fatalf("cut send: %v, want the lost answer", err)
+	}
+	if got, _ := f.store.Message(ctx, ms[0].ID); got.SendLeaseUntil != nil {
+		t.Fatalf("the failed attempt kept its lease until %s", got.SendLeaseUntil)
+	}
+	if err := a.Send(short, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	f.agrees(t, ms[0].ID)
 }

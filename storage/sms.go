@@ -343,26 +343,35 @@ func (r SMS) Message(ctx context.Context, id int64) (SMSMessage, error) {
 // attempt holds is an *AttemptInFlightError; a message no longer queued is
 // returned as it is, with no lease taken.
 func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time, lease time.Duration) (SMSMessage, time.Time, error) {
-	var m SMSMessage
-	var until time.Time
-	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
-		until = time.Time{}
-		if err := tx.NewSelect().Model(&m).Where("id = ?", id).For("NO KEY UPDATE").Scan(ctx); err != nil {
-			return notFound(err)
-		}
-		if m.Status != sms.Queued {
-			return nil
-		}
-		err := tx.NewRaw(`UPDATE sms_messages SET send_attempted_at = coalesce(send_attempted_at, ?),
-				send_lease_until = now() + ? * interval '1 microsecond'
-			WHERE id = ? AND (send_lease_until IS NULL OR send_lease_until <= now())
-			RETURNING send_lease_until`, now, lease.Microseconds(), id).Scan(ctx, &until)
-		if notFound(err) == ErrNotFound {
-			return &AttemptInFlightError{MessageID: id, Until: *m.SendLeaseUntil}
-		}
-		return err
-	})
-	return m, until, err
+	// One statement in the usual case: the row as it was (locked, so two
+	// attempts cannot both pass the test) and the lease taken from it.
+	var taken struct {
+		SMSMessage
+		Until time.Time `bun:"lease_until"`
+	}
+	err := r.DB.NewRaw(`WITH old AS (SELECT * FROM sms_messages WHERE id = ? FOR NO KEY UPDATE)
+		UPDATE sms_messages m SET send_attempted_at = coalesce(old.send_attempted_at, ?),
+			send_lease_until = now() + ? * interval '1 microsecond'
+		FROM old
+		WHERE m.id = old.id AND old.status = ? AND (old.send_lease_until IS NULL OR old.send_lease_until <= now())
+		RETURNING old.*, m.send_lease_until AS lease_until`, id, now, lease.Microseconds(), sms.Queued).Scan(ctx, &taken)
+	if err == nil {
+		return taken.SMSMessage, taken.Until, nil
+	}
+	if notFound(err) != ErrNotFound {
+		return SMSMessage{}, time.Time{}, fmt.Errorf("start an attempt at sms message %d: %w", id, err)
+	}
+	// No lease taken: the message is no longer queued, or another attempt
+	// holds it.
+	m, err := r.Message(ctx, id)
+	if err != nil || m.Status != sms.Queued {
+		return m, time.Time{}, err
+	}
+	if m.SendLeaseUntil == nil {
+		// Its lease ended between the two statements: try again.
+		return r.StartAttempt(ctx, id, now, lease)
+	}
+	return m, time.Time{}, &AttemptInFlightError{MessageID: id, Until: *m.SendLeaseUntil}
 }
 
 // EndAttempt gives up the send lease an attempt took (until, as
