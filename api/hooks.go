@@ -26,7 +26,7 @@ const emptyTwiML = `<?xml version="1.0" encoding="UTF-8"?><Response/>`
 // carrierCallback reads a callback; ok is false when it was refused (and
 // answered): SMS is off, the body is too large, or the form is unreadable.
 func (s *Server) carrierCallback(c *gin.Context) (cb messaging.CarrierCallback, ok bool) {
-	if s.sms == nil {
+	if !s.sms.Configured() {
 		s.refuseCallback(c)
 		return cb, false
 	}

@@ -15,10 +15,6 @@ import (
 	"parley/platform/config"
 	"parley/platform/i18n"
 	"parley/rules/apikey"
-	"parley/service/messaging"
-	"parley/service/notify"
-	"parley/service/voice"
-	"parley/service/webhooks"
 )
 
 // Database is the health of the database and how its failures read: an
@@ -48,11 +44,10 @@ type Deps struct {
 	Config   config.Config
 	Jobs     JobService
 	Accounts AccountService
-	// SMS is nil when no carrier is configured.
-	SMS      *messaging.Service
-	Voice    *voice.Service
-	Webhooks *webhooks.Service
-	Push     *notify.Subscriptions
+	SMS      SMSService
+	Voice    VoiceService
+	Webhooks WebhookService
+	Push     PushService
 	Objects  ObjectStore
 	Database Database
 	Temporal client.Client
@@ -69,11 +64,10 @@ type Server struct {
 	cfg      config.Config
 	jobs     JobService
 	accounts AccountService
-	// sms is nil when no carrier is configured.
-	sms      *messaging.Service
-	voice    *voice.Service
-	webhooks *webhooks.Service
-	push     *notify.Subscriptions
+	sms      SMSService
+	voice    VoiceService
+	webhooks WebhookService
+	push     PushService
 	objects  ObjectStore
 	database Database
 	temporal client.Client

@@ -24,7 +24,7 @@ type sendSMSRequest struct {
 
 // smsTarget is the SMS service and the resource id of the path, for the
 // endpoints that act on one batch or thread.
-func (s *Server) smsTarget(c *gin.Context) (*messaging.Service, int64, error) {
+func (s *Server) smsTarget(c *gin.Context) (SMSService, int64, error) {
 	svc, err := s.messages()
 	if err != nil {
 		return nil, 0, err
@@ -34,8 +34,8 @@ func (s *Server) smsTarget(c *gin.Context) (*messaging.Service, int64, error) {
 }
 
 // messages is the SMS service, or a refusal when no carrier is configured.
-func (s *Server) messages() (*messaging.Service, error) {
-	if s.sms == nil {
+func (s *Server) messages() (SMSService, error) {
+	if !s.sms.Configured() {
 		return nil, problem.New(problem.SMSNotConfigured, nil)
 	}
 	return s.sms, nil

@@ -21,7 +21,6 @@ import (
 	"parley/platform/i18n"
 	"parley/provider/mail"
 	"parley/service/accounts"
-	"parley/service/jobs"
 )
 
 // Base is the path the console is served under.
@@ -73,8 +72,8 @@ type Deps struct {
 	MaxUploadSize int64
 	Auth          Auth
 	Accounts      Accounts
-	Jobs          *jobs.Service
-	// SMS is nil where no carrier is configured.
+	Jobs          Jobs
+	// SMS is nil, or not Configured, where no carrier is configured.
 	SMS     Messaging
 	Voice   Conversations
 	Uploads Uploads

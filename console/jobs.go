@@ -18,6 +18,22 @@ import (
 	"parley/service/jobs"
 )
 
+// Jobs is what the transcription and subtitle pages ask of the jobs service.
+type Jobs interface {
+	Transcription(ctx context.Context, req jobs.TranscriptionRequest) (jobs.Accepted, error)
+	Subtitles(ctx context.Context, req jobs.SubtitlesRequest) (jobs.Accepted, error)
+	ListTranscriptions(ctx context.Context, accountID string, page jobs.Page) ([]jobs.Transcription, error)
+	ListSubtitles(ctx context.Context, accountID string, page jobs.Page) ([]jobs.Subtitles, error)
+	GetTranscription(ctx context.Context, accountID string, id int64) (jobs.Transcription, error)
+	GetSubtitles(ctx context.Context, accountID string, id int64) (jobs.Subtitles, error)
+	Export(ctx context.Context, accountID string, id int64, format string) (jobs.Export, error)
+	SRT(ctx context.Context, accountID string, id int64) (jobs.SRT, error)
+	EditSRT(ctx context.Context, accountID string, id int64, body io.Reader) (jobs.SRTEdit, error)
+	Reburn(ctx context.Context, accountID string, id int64) (int, error)
+	SourceMedia(ctx context.Context, accountID, kind string, id int64) (jobs.Media, error)
+	OpenMedia(ctx context.Context, m jobs.Media, offset, length int64) (io.ReadCloser, error)
+}
+
 // exportFormats are the transcript downloads, as GET .../export offers.
 var exportFormats = []string{"txt", "md", "srt", "vtt", "json"}
 
@@ -124,7 +140,7 @@ func (c *Console) sourceMedia(g *gin.Context) {
 // each read after a seek opens the object at that offset.
 type objectReader struct {
 	ctx context.Context
-	svc *jobs.Service
+	svc Jobs
 	m   jobs.Media
 	off int64
 	rc  io.ReadCloser

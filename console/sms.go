@@ -21,6 +21,8 @@ import (
 // Messaging sends SMS and keeps the threads (service/messaging); nil where
 // no carrier is configured.
 type Messaging interface {
+	// Configured is false when the deployment has no carrier.
+	Configured() bool
 	Numbers(ctx context.Context, accountID string) ([]string, error)
 	Estimate(ctx context.Context, req messaging.SendRequest) (messaging.Estimate, error)
 	Send(ctx context.Context, req messaging.SendRequest) (messaging.SendResult, error)
@@ -55,7 +57,7 @@ func limitBody(n int64) gin.HandlerFunc {
 
 // sms answers that SMS is not set up when the deployment has no carrier.
 func (c *Console) sms(g *gin.Context) (Messaging, bool) {
-	if c.d.SMS == nil {
+	if c.d.SMS == nil || !c.d.SMS.Configured() {
 		c.failProblem(g, problem.New(problem.SMSNotConfigured, nil))
 		return nil, false
 	}

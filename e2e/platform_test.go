@@ -31,14 +31,9 @@ import (
 	"parley/devstack/testenv"
 	"parley/platform/config"
 	"parley/platform/i18n"
-	"parley/platform/netguard"
 	"parley/provider/elevenlabs"
 	"parley/provider/media"
 	"parley/provider/speech"
-	"parley/provider/stdwebhook"
-	"parley/provider/twilio"
-	"parley/rules/chunking"
-	"parley/rules/medialink"
 	"parley/service/notify"
 	"parley/service/wiring"
 	"parley/storage"
@@ -146,9 +141,8 @@ func startPlatform(t testing.TB, o options) *platform {
 		Config: p.cfg, Store: store, Objects: p.objects, Temporal: p.temporal, Media: tool,
 		Catalog: catalog, Log: testenv.Logger(), Now: o.now,
 	}
-	voiceActs := &activities.Voice{VoiceAgents: store.VoiceAgents, Conversations: store.Conversations, Prices: store.Prices, Ledger: store.Ledger, Temporal: p.temporal, Backfill: p.cfg.VoiceBackfill, Catalog: catalog}
 	if voiceClient != nil {
-		wd.VoiceProvider, voiceActs.Provider = voiceClient, voiceClient
+		wd.VoiceProvider = voiceClient
 	}
 	svc := wiring.New(wd)
 	srv := api.NewServer(api.Deps{
@@ -171,41 +165,20 @@ func startPlatform(t testing.TB, o options) *platform {
 	p.api.Start()
 	t.Cleanup(p.api.Close)
 	if !o.noWorker {
-		guard := netguard.Guard{AllowPrefixes: p.cfg.URLAllowPrefixes, MaxBytes: p.cfg.MaxUploadSize, RootCAs: o.rootCAs}
-		links := medialink.NewSigner(p.cfg.MediaSecret, p.cfg.MediaLinkTTL)
-		p.events = &activities.Events{
-			Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
-			InFlight: storage.Caps{Endpoint: p.cfg.WebhookEndpointInFlight, Account: p.cfg.WebhookAccountInFlight},
-			VideoURL: func(key string) string { return p.cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
-		}
 		notifier := wiring.Notifier(store, catalog, "", p.cfg.BaseURL)
 		if o.channels != nil {
 			o.channels(notifier)
 		}
-		voiceActs.Events = p.events
-		repricing := activities.Repricing{Prices: store.Prices, Reservations: store.Admissions, Jobs: store.Jobs}
-		acts := worker.Activities{
-			Jobs: &activities.Jobs{Jobs: store.Jobs, Ledger: store.Ledger, Outbox: store.Notifications, Repricing: repricing,
-				Catalog: catalog, Events: p.events},
-			Media: &activities.Media{Jobs: store.Jobs, Repricing: repricing, Objects: p.objects, Tool: tool,
-				Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: catalog},
-			Speech: &activities.Speech{Jobs: store.Jobs, Objects: p.objects, Engine: engine, Catalog: catalog,
-				Split: chunking.Params{Above: p.cfg.SplitAbove.Seconds(), Length: p.cfg.ChunkLength.Seconds()}},
-			Subtitles: &activities.Subtitles{Jobs: store.Jobs, Versions: store.Versions, Objects: p.objects, Tool: tool, Catalog: catalog,
-				FontAvailable: media.FontAvailable},
-			Voice:   voiceActs,
-			Events:  p.events,
-			Notify:  &activities.Notify{Notifier: notifier},
-			Uploads: &activities.Uploads{References: store.Uploads, Objects: p.objects},
+		ad := wiring.ActivityDeps{Config: p.cfg, Store: store, Objects: p.objects, Temporal: p.temporal, Engine: engine,
+			Notifier: notifier, RootCAs: o.rootCAs, Catalog: catalog}
+		if voiceClient != nil {
+			ad.VoiceProvider = voiceClient
 		}
-		if o.sms {
-			carrier, err := twilio.NewClient(twilio.Config{BaseURL: p.cfg.TwilioBaseURL, AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken})
-			if err != nil {
-				t.Fatal(err)
-			}
-			acts.SMS = &activities.SMS{Store: store.SMS, Carrier: carrier,
-				StatusCallback: p.cfg.BaseURL + "/hooks/twilio/sms/status", Events: p.events, Now: time.Now}
+		acts, err := wiring.Activities(ad)
+		if err != nil {
+			t.Fatal(err)
 		}
+		p.events = acts.Events
 		for range max(1, o.workers) {
 			w := worker.New(p.temporal, acts, worker.LimitsOf(p.cfg))
 			if err := w.Start(); err != nil {

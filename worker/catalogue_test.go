@@ -33,8 +33,8 @@ func (r *recorder) RegisterActivityWithOptions(_ interface{}, o activity.Registe
 	r.got["activity "+r.queue+" "+o.Name] = true
 }
 
-func everyActivity() Activities {
-	return Activities{
+func everyActivity() activities.Set {
+	return activities.Set{
 		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
 		Events: &activities.Events{}, Notify: &activities.Notify{}, SMS: &activities.SMS{}, Voice: &activities.Voice{},
 	}

@@ -13,21 +13,6 @@ import (
 	"parley/workflows"
 )
 
-// Activities are the activity structs a worker serves. SMS is nil when no
-// carrier is configured.
-type Activities struct {
-	Jobs      *activities.Jobs
-	Media     *activities.Media
-	Speech    *activities.Speech
-	Subtitles *activities.Subtitles
-	Events    *activities.Events
-	Notify    *activities.Notify
-	SMS       *activities.SMS
-	Voice     *activities.Voice
-	// Uploads removes orphaned uploads (the upload-sweep schedule).
-	Uploads *activities.Uploads
-}
-
 // Limits bound the activities a process runs at once on each queue.
 type Limits struct {
 	// Jobs is for downloads, merges and bookkeeping.
@@ -70,7 +55,7 @@ type Workers []sdkworker.Worker
 // workflows.NotifyTaskQueue, voice-agent conversations on
 // workflows.VoiceTaskQueue and, when a carrier is configured, messages on
 // workflows.SMSTaskQueue. workflows.Catalogue lists what each one serves.
-func New(c client.Client, acts Activities, limits Limits) Workers {
+func New(c client.Client, acts activities.Set, limits Limits) Workers {
 	var ws Workers
 	for _, queue := range Queues(acts) {
 		w := sdkworker.New(c, queue, optionsOf(queue, limits))
@@ -82,7 +67,7 @@ func New(c client.Client, acts Activities, limits Limits) Workers {
 
 // Queues are the task queues a process polls: all of them, the SMS queue
 // only when a carrier is configured.
-func Queues(acts Activities) []string {
+func Queues(acts activities.Set) []string {
 	qs := []string{workflows.TaskQueue, workflows.CPUTaskQueue, workflows.SpeechTaskQueue, workflows.EventsTaskQueue, workflows.NotifyTaskQueue, workflows.VoiceTaskQueue}
 	if acts.SMS != nil {
 		qs = append(qs, workflows.SMSTaskQueue)
@@ -118,7 +103,7 @@ func optionsOf(queue string, limits Limits) sdkworker.Options {
 }
 
 // serve registers on r what the worker of queue serves.
-func serve(r Registry, queue string, acts Activities) {
+func serve(r Registry, queue string, acts activities.Set) {
 	switch queue {
 	case workflows.TaskQueue:
 		registerJobs(r, acts)
@@ -205,7 +190,7 @@ func registerSMSWorkflows(r WorkflowRegistry) {
 
 // Register adds every workflow and activity to r (a test environment, which
 // serves every queue).
-func Register(r Registry, acts Activities) {
+func Register(r Registry, acts activities.Set) {
 	registerJobs(r, acts)
 	registerActivities(r, cpuActivities(acts))
 	registerEvents(r, acts)
@@ -219,7 +204,7 @@ func Register(r Registry, acts Activities) {
 
 // registerJobs adds the job workflows and the activities they run on their
 // own queue (the CPU-bound ones run on CPUTaskQueue: cpuActivities).
-func registerJobs(r Registry, acts Activities) {
+func registerJobs(r Registry, acts activities.Set) {
 	registerJobWorkflows(r)
 	registerActivities(r, map[string]any{
 		workflows.ActStartJob:        acts.Jobs.Start,
@@ -241,7 +226,7 @@ func registerJobs(r Registry, acts Activities) {
 
 // cpuActivities are the CPU-bound activities: ffmpeg and the offline
 // engine's chunks.
-func cpuActivities(acts Activities) map[string]any {
+func cpuActivities(acts activities.Set) map[string]any {
 	return map[string]any{
 		workflows.ActPrepareAudio:    acts.Media.PrepareAudio,
 		workflows.ActCleanAudio:      acts.Media.CleanAudio,
@@ -253,7 +238,7 @@ func cpuActivities(acts Activities) map[string]any {
 // registerEvents adds the delivery and notification workflows and the
 // delivery's attempts; raising an event (Events.Emit) stays with the
 // workflows that raise it.
-func registerEvents(r Registry, acts Activities) {
+func registerEvents(r Registry, acts activities.Set) {
 	registerEventWorkflows(r)
 	r.RegisterActivityWithOptions(acts.Events.DeliverWebhook, activity.RegisterOptions{Name: workflows.ActDeliverWebhook})
 }

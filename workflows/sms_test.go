@@ -61,7 +61,7 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 	var suite testsuite.WorkflowTestSuite
 	h := &smsHarness{env: suite.NewTestWorkflowEnvironment(), recipients: recipients, refreshes: refreshes,
 		down: map[int64]bool{}, parts: map[string]workflows.SMSBatchPartInput{}, attempts: map[int64]int{}}
-	worker.Register(h.env, worker.Activities{
+	worker.Register(h.env, activities.Set{
 		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
 		Events: &activities.Events{}, Notify: &activities.Notify{}, SMS: &activities.SMS{},
 	})

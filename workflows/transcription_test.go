@@ -68,7 +68,7 @@ func newHarness(t *testing.T, fail script) *harness {
 
 	// The real registrations: a mock whose signature differs from the
 	// activity the worker runs fails the test.
-	worker.Register(env, worker.Activities{
+	worker.Register(env, activities.Set{
 		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
 		Events: &activities.Events{}, Notify: &activities.Notify{},
 	})

@@ -19,7 +19,7 @@ import (
 func TestUploadSweepWalksPagesWithOneCutoff(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	worker.Register(env, worker.Activities{
+	worker.Register(env, activities.Set{
 		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
 		Voice: &activities.Voice{}, Uploads: &activities.Uploads{},
 	})
@@ -55,7 +55,7 @@ func TestUploadSweepWalksPagesWithOneCutoff(t *testing.T) {
 func TestUploadSweepNeedsAPeriod(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	worker.Register(env, worker.Activities{Uploads: &activities.Uploads{}, Voice: &activities.Voice{}})
+	worker.Register(env, activities.Set{Uploads: &activities.Uploads{}, Voice: &activities.Voice{}})
 	env.ExecuteWorkflow(workflows.UploadSweepWorkflowName, workflows.UploadSweepInput{})
 	require.True(t, env.IsWorkflowCompleted())
 	require.ErrorContains(t, env.GetWorkflowError(), "cleanup period")

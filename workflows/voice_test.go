@@ -36,7 +36,7 @@ func newVoiceHarness(t *testing.T, agents []workflows.AgentWindow, pages map[str
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	h := &voiceHarness{env: suite.NewTestWorkflowEnvironment()}
-	worker.Register(h.env, worker.Activities{
+	worker.Register(h.env, activities.Set{
 		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{}, Voice: &activities.Voice{},
 	})
 	served := map[string]int{}

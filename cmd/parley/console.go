@@ -22,11 +22,8 @@ func newConsole(cfg config.Config, store storage.Store, objects *storage.Objects
 	d := console.Deps{
 		BaseURL: cfg.BaseURL, MaxUploadSize: cfg.MaxUploadSize,
 		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: objects,
-		Voice: svc.Voice, Catalog: catalog, Database: store, Log: log,
+		Voice: svc.Voice, SMS: svc.SMS, Catalog: catalog, Database: store, Log: log,
 		Profiles: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Preferences: svc.Accounts, Push: svc.Push, VAPIDPublicKey: cfg.VAPIDPublicKey,
-	}
-	if svc.SMS != nil {
-		d.SMS = svc.SMS
 	}
 	if cfg.SMTPURL != "" {
 		sender, err := mail.NewSender(mail.Config{URL: cfg.SMTPURL, From: cfg.MailFrom})

@@ -25,11 +25,8 @@ import (
 	"parley/provider/mail"
 	"parley/provider/media"
 	"parley/provider/speech"
-	"parley/provider/stdwebhook"
 	"parley/provider/twilio"
 	"parley/provider/webpush"
-	"parley/rules/chunking"
-	"parley/rules/medialink"
 	"parley/service/notify"
 	"parley/service/voice"
 	"parley/service/wiring"
@@ -55,6 +52,7 @@ type services struct {
 	cfg      config.Config
 	log      *logrus.Logger
 	db       *bun.DB
+	store    storage.Store
 	objects  *storage.Objects
 	temporal client.Client
 	engine   speech.Engine
@@ -86,6 +84,7 @@ func openServices(ctx context.Context, cfg config.Config) (*services, error) {
 	if s.db, err = storage.OpenDB(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
 	}
+	s.store = storage.NewStore(s.db)
 	if s.objects, err = storage.OpenObjects(ctx, storage.ObjectsConfig{
 		Endpoint: cfg.MinioEndpoint, AccessKey: cfg.MinioAccessKey, SecretKey: cfg.MinioSecretKey,
 		Bucket: cfg.MinioBucket, UseSSL: cfg.MinioUseSSL,
@@ -109,53 +108,18 @@ func (s *services) close() {
 	}
 }
 
-// activities builds the worker's activity structs from the services.
-func (s *services) activities() (worker.Activities, error) {
-	tool := media.NewTool()
-	tool.Threads = s.cfg.FFmpegThreads()
+// activities builds the worker's activity structs from the services
+// (wiring.Activities, as the end-to-end platform does).
+func (s *services) activities() (activities.Set, error) {
 	guard := netguard.Guard{AllowPrefixes: s.cfg.URLAllowPrefixes, MaxBytes: s.cfg.MaxUploadSize}
-	notifier, err := newNotifier(s.cfg, s.db, s.catalog, guard)
+	notifier, err := newNotifier(s.cfg, s.store, s.catalog, guard)
 	if err != nil {
-		return worker.Activities{}, err
+		return activities.Set{}, err
 	}
-	store := storage.NewStore(s.db)
-	events := newEvents(s.cfg, store, s.temporal, guard)
-	repricing := activities.Repricing{Prices: store.Prices, Reservations: store.Admissions, Jobs: store.Jobs}
-	acts := worker.Activities{
-		Jobs: &activities.Jobs{Jobs: store.Jobs, Ledger: store.Ledger, Outbox: store.Notifications, Repricing: repricing,
-			Catalog: s.catalog, Events: events},
-		Media: &activities.Media{Jobs: store.Jobs, Repricing: repricing, Objects: s.objects, Tool: tool,
-			Cleaner: media.FFmpegCleaner{Tool: tool}, Guard: guard, Catalog: s.catalog},
-		Speech: &activities.Speech{Jobs: store.Jobs, Objects: s.objects, Engine: s.engine, Catalog: s.catalog,
-			Split: chunking.Params{Above: s.cfg.SplitAbove.Seconds(), Length: s.cfg.ChunkLength.Seconds()}},
-		Subtitles: &activities.Subtitles{Jobs: store.Jobs, Versions: store.Versions, Objects: s.objects, Tool: tool, Catalog: s.catalog,
-			FontAvailable: media.FontAvailable},
-		Voice: &activities.Voice{VoiceAgents: store.VoiceAgents, Conversations: store.Conversations, Prices: store.Prices, Ledger: store.Ledger,
-			Provider: s.voiceProvider(), Temporal: s.temporal, Backfill: s.cfg.VoiceBackfill, Catalog: s.catalog, Events: events},
-		Events:  events,
-		Notify:  &activities.Notify{Notifier: notifier},
-		Uploads: &activities.Uploads{References: store.Uploads, Objects: s.objects},
-	}
-	if s.cfg.SMSConfigured() {
-		carrier, err := twilio.NewClient(twilio.Config{BaseURL: s.cfg.TwilioBaseURL, AccountSID: s.cfg.TwilioAccountSID, AuthToken: s.cfg.TwilioAuthToken})
-		if err != nil {
-			return acts, err
-		}
-		acts.SMS = &activities.SMS{Store: store.SMS, Carrier: carrier,
-			StatusCallback: s.cfg.BaseURL + "/hooks/twilio/sms/status", Events: events, Now: time.Now}
-	}
-	return acts, nil
-}
-
-// newEvents builds the event activities: payload links signed like the
-// API's, deliveries through the URL guard.
-func newEvents(cfg config.Config, store storage.Store, c client.Client, guard netguard.Guard) *activities.Events {
-	links := medialink.NewSigner(cfg.MediaSecret, cfg.MediaLinkTTL)
-	return &activities.Events{
-		Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: c, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
-		InFlight: storage.Caps{Endpoint: cfg.WebhookEndpointInFlight, Account: cfg.WebhookAccountInFlight},
-		VideoURL: func(key string) string { return cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
-	}
+	return wiring.Activities(wiring.ActivityDeps{
+		Config: s.cfg, Store: s.store, Objects: s.objects, Temporal: s.temporal, Engine: s.engine,
+		VoiceProvider: s.voiceProvider(), Notifier: notifier, Catalog: s.catalog,
+	})
 }
 
 // voiceProvider is the provider client as an interface value that is nil
@@ -209,8 +173,8 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 
 // newNotifier builds the notification channels that are configured; the
 // others stay nil, and their notifications are recorded as skipped.
-func newNotifier(cfg config.Config, db *bun.DB, catalog *i18n.Catalog, guard netguard.Guard) (*notify.Notifier, error) {
-	n := wiring.Notifier(storage.NewStore(db), catalog, cfg.NotifySMSFrom, cfg.BaseURL)
+func newNotifier(cfg config.Config, store storage.Store, catalog *i18n.Catalog, guard netguard.Guard) (*notify.Notifier, error) {
+	n := wiring.Notifier(store, catalog, cfg.NotifySMSFrom, cfg.BaseURL)
 	if cfg.SMTPURL != "" {
 		sender, err := mail.NewSender(mail.Config{URL: cfg.SMTPURL, From: cfg.MailFrom})
 		if err != nil {
@@ -302,17 +266,16 @@ func serve(ctx context.Context, withAPI, withWorker bool) error {
 		defer stop()
 	}
 	if withAPI {
-		store := storage.NewStore(s.db)
 		svc := wiring.New(wiring.Deps{
-			Config: s.cfg, Store: store, Objects: s.objects, Temporal: s.temporal, Media: media.NewTool(),
+			Config: s.cfg, Store: s.store, Objects: s.objects, Temporal: s.temporal, Media: media.NewTool(),
 			VoiceProvider: s.voicePinger(), Catalog: s.catalog, Log: s.log,
 		})
 		srv := api.NewServer(api.Deps{
 			Config: s.cfg, Jobs: svc.Jobs, Accounts: svc.Accounts, SMS: svc.SMS, Voice: svc.Voice, Webhooks: svc.Webhooks, Push: svc.Push,
-			Objects: s.objects, Database: store, Temporal: s.temporal, Speech: s.engine,
+			Objects: s.objects, Database: s.store, Temporal: s.temporal, Speech: s.engine,
 			Catalog: s.catalog, Log: s.log, Version: version.String(),
 		})
-		con, err := newConsole(s.cfg, store, s.objects, svc, s.catalog, s.log)
+		con, err := newConsole(s.cfg, s.store, s.objects, svc, s.catalog, s.log)
 		if err != nil {
 			return err
 		}

@@ -66,6 +66,10 @@ func New(d Deps) *Service {
 	return &Service{d: d}
 }
 
+// Configured reports whether the deployment has a carrier: without one
+// every send is refused (SMS_NOT_CONFIGURED) and no callback is trusted.
+func (s *Service) Configured() bool { return s.d.Config.CarrierAuthToken != "" }
+
 // Recipient is one destination of a send and the values of its template.
 type Recipient struct {
 	Phone     string

@@ -1,7 +1,7 @@
-// Package wiring builds every domain service over one store, so that the
-// process (cmd/parley), the API's tests and the end-to-end platform run the
-// same services over the same repositories. It is the one place outside
-// storage that knows both.
+// Package wiring builds every domain service and every activity over one
+// store, so that the process (cmd/parley), the API's tests and the
+// end-to-end platform run the same graph over the same repositories. It is
+// the one place outside storage that knows both.
 package wiring
 
 import (
@@ -42,7 +42,7 @@ type Deps struct {
 type Services struct {
 	Jobs     *jobs.Service
 	Accounts *accounts.Service
-	// SMS is nil when no carrier is configured.
+	// SMS refuses every send when no carrier is configured (Configured).
 	SMS      *messaging.Service
 	Voice    *voice.Service
 	Webhooks *webhooks.Service
@@ -82,13 +82,11 @@ func New(d Deps) Services {
 		Webhooks: webhooks.New(store.Webhooks, guard, d.Temporal, cfg.WebhookRetries),
 		Push:     notify.NewSubscriptions(store.Push, guard),
 	}
-	if cfg.SMSConfigured() {
-		s.SMS = messaging.New(messaging.Deps{
-			Config: messaging.Config{Countries: cfg.SMSCountries, Quotas: cfg.SMSDailyQuotas,
-				Wait: smsWait, RefreshEvery: cfg.SMSRefreshEvery, CarrierAuthToken: cfg.TwilioAuthToken, PublicOrigin: cfg.BaseURL},
-			Accounts: store.Accounts, SMS: store.SMS, Prices: store.Prices, Temporal: d.Temporal, Log: d.Log, Now: d.Now,
-		})
-	}
+	s.SMS = messaging.New(messaging.Deps{
+		Config: messaging.Config{Countries: cfg.SMSCountries, Quotas: cfg.SMSDailyQuotas,
+			Wait: smsWait, RefreshEvery: cfg.SMSRefreshEvery, CarrierAuthToken: cfg.TwilioAuthToken, PublicOrigin: cfg.BaseURL},
+		Accounts: store.Accounts, SMS: store.SMS, Prices: store.Prices, Temporal: d.Temporal, Log: d.Log, Now: d.Now,
+	})
 	return s
 }
 
