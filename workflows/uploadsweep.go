@@ -23,8 +23,6 @@ const (
 	UploadSweepScheduleID = "upload-sweep"
 	// UploadSweepEvery is how often the schedule runs.
 	UploadSweepEvery = time.Hour
-	// UploadPrefix is where the API stores uploads (api/upload.go).
-	UploadPrefix = "uploads/"
 
 	ActUploadSweepPage = "Uploads.SweepPage"
 

@@ -16,6 +16,7 @@ import (
 
 	"parley/provider/twilio"
 	"parley/rules/billing"
+	"parley/rules/jobspec"
 	"parley/rules/sms"
 	"parley/workflows"
 )
@@ -336,7 +337,7 @@ func (r *run) orphans(ctx context.Context, from, to time.Time) (objects, incompl
 		return 0, 0, err
 	}
 	bucket := r.c.env["MINIO_BUCKET"]
-	for o := range mc.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: "uploads/", Recursive: true}) {
+	for o := range mc.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: jobspec.UploadPrefix, Recursive: true}) {
 		if o.Err != nil {
 			return 0, 0, o.Err
 		}

@@ -19,6 +19,11 @@ const (
 	Subtitles     Kind = "subtitles"
 )
 
+// UploadPrefix is where uploads wait in the object store until a job takes
+// them (platform/multipartfile stores them, the upload sweep removes the
+// ones no job names); a job's own objects live under jobs/.
+const UploadPrefix = "uploads/"
+
 // Status is where a job is in its life.
 type Status = string
 
