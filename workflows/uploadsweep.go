@@ -7,6 +7,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"parley/rules/jobspec"
 )
 
 // The upload sweep removes uploads no job references: a file stored by the
@@ -26,7 +28,6 @@ const (
 
 	ActUploadSweepPage = "Uploads.SweepPage"
 
-	uploadSweepKind = "upload_sweep"
 	// uploadSweepPageSize is how many keys one activity lists.
 	uploadSweepPageSize = 1000
 	// defaultMaxSweepPages bounds a run's pages (about six events each)
@@ -139,7 +140,7 @@ func EnsureUploadSweepSchedule(ctx context.Context, sc client.ScheduleClient, or
 		Args:                  []any{UploadSweepInput{OrphanAfter: orphanAfter}},
 		TaskQueue:             TaskQueue,
 		StaticSummary:         "Remove uploads no job references, older than " + orphanAfter.String(),
-		TypedSearchAttributes: temporal.NewSearchAttributes(AttrJobKind.ValueSet(uploadSweepKind)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(AttrJobKind.ValueSet(jobspec.UploadSweep)),
 	}
 	return ensureSchedule(ctx, sc, UploadSweepScheduleID, spec, action)
 }
