@@ -289,10 +289,7 @@ func loadServices(e *env, c *Config) {
 	c.TemporalAddress, c.TemporalNamespace = e.get("TEMPORAL_ADDRESS"), e.get("TEMPORAL_NAMESPACE")
 	c.MinioEndpoint, c.MinioBucket = e.get("MINIO_ENDPOINT"), e.get("MINIO_BUCKET")
 	c.MinioAccessKey, c.MinioSecretKey = e.get("MINIO_ACCESS_KEY"), e.get("MINIO_SECRET_KEY")
-	e.parse("MINIO_USE_SSL", func(v string) (err error) {
-		c.MinioUseSSL, err = strconv.ParseBool(v)
-		return err
-	})
+	c.MinioUseSSL = read(e, "MINIO_USE_SSL", strconv.ParseBool)
 }
 
 // loadAPI reads what the REST API serves clients by: its address and
@@ -300,14 +297,8 @@ func loadServices(e *env, c *Config) {
 func loadAPI(e *env, c *Config) {
 	c.HTTPAddr = e.get("PARLEY_HTTP_ADDR")
 	c.BaseURL = strings.TrimRight(e.get("PARLEY_BASE_URL"), "/")
-	e.parse("PARLEY_CORS_ORIGINS", func(v string) (err error) {
-		c.CORSOrigins, err = ParseOrigins(v)
-		return err
-	})
-	e.parse("PARLEY_RATE_TIERS", func(v string) (err error) {
-		c.RateTiers, err = ParseRateTiers(v)
-		return err
-	})
+	c.CORSOrigins = read(e, "PARLEY_CORS_ORIGINS", ParseOrigins)
+	c.RateTiers = read(e, "PARLEY_RATE_TIERS", ParseRateTiers)
 	c.MinTransferBytes = e.positiveInt64("PARLEY_MIN_TRANSFER_BYTES")
 	c.MinTransferWindow = e.duration("PARLEY_MIN_TRANSFER_WINDOW", 1, "a positive duration")
 }
@@ -316,15 +307,9 @@ func loadAPI(e *env, c *Config) {
 // the URL guard, signed links, and the sweep of orphaned uploads.
 func loadMedia(e *env, c *Config) {
 	c.MediaSecret = e.get("PARLEY_MEDIA_SECRET")
-	e.parse("PARLEY_MEDIA_LINK_TTL", func(v string) (err error) {
-		c.MediaLinkTTL, err = time.ParseDuration(v)
-		return err
-	})
+	c.MediaLinkTTL = read(e, "PARLEY_MEDIA_LINK_TTL", time.ParseDuration)
 	c.MaxUploadSize = e.positiveInt64("PARLEY_MAX_UPLOAD_BYTES")
-	e.parse("PARLEY_URL_ALLOW_CIDRS", func(v string) (err error) {
-		c.URLAllowPrefixes, err = parsePrefixes(v)
-		return err
-	})
+	c.URLAllowPrefixes = read(e, "PARLEY_URL_ALLOW_CIDRS", parsePrefixes)
 	c.UploadOrphanAfter = e.duration("PARLEY_UPLOAD_ORPHAN_AFTER", time.Minute, "a duration of at least 1m")
 }
 
@@ -341,14 +326,8 @@ func loadSpeech(e *env, c *Config) {
 func loadSMS(e *env, c *Config) {
 	c.TwilioAccountSID, c.TwilioAuthToken = e.get("PARLEY_TWILIO_ACCOUNT_SID"), e.get("PARLEY_TWILIO_AUTH_TOKEN")
 	c.TwilioBaseURL = strings.TrimRight(e.get("PARLEY_TWILIO_BASE_URL"), "/")
-	e.parse("PARLEY_SMS_COUNTRIES", func(v string) (err error) {
-		c.SMSCountries, err = parseCountries(v)
-		return err
-	})
-	e.parse("PARLEY_SMS_DAILY_QUOTAS", func(v string) (err error) {
-		c.SMSDailyQuotas, err = ParseQuotas(v)
-		return err
-	})
+	c.SMSCountries = read(e, "PARLEY_SMS_COUNTRIES", parseCountries)
+	c.SMSDailyQuotas = read(e, "PARLEY_SMS_DAILY_QUOTAS", ParseQuotas)
 	c.SMSRefreshEvery = e.duration("PARLEY_SMS_REFRESH_INTERVAL", 1, "a positive duration")
 }
 
@@ -382,10 +361,7 @@ func loadSlots(e *env, c *Config) {
 // loadEvents reads how events leave: webhook retries and the notification
 // channels (an empty setting leaves its channel skipped).
 func loadEvents(e *env, c *Config) {
-	e.parse("PARLEY_WEBHOOK_RETRIES", func(v string) (err error) {
-		c.WebhookRetries, err = ParseDurations(v)
-		return err
-	})
+	c.WebhookRetries = read(e, "PARLEY_WEBHOOK_RETRIES", ParseDurations)
 	c.SMTPURL, c.MailFrom = e.get("PARLEY_SMTP_URL"), e.get("PARLEY_MAIL_FROM")
 	c.VAPIDPublicKey, c.VAPIDPrivateKey = e.get("PARLEY_VAPID_PUBLIC_KEY"), e.get("PARLEY_VAPID_PRIVATE_KEY")
 	c.VAPIDSubject = e.get("PARLEY_VAPID_SUBJECT")
@@ -416,14 +392,14 @@ func (e *env) get(name string) string {
 	panic("config: undeclared variable " + name)
 }
 
-// parse hands the variable's value to read; its error becomes the refusal.
-func (e *env) parse(name string, read func(string) error) {
-	if e.err != nil {
-		return
-	}
-	if err := read(e.get(name)); err != nil {
+// read parses the variable's value; its error becomes the refusal, naming
+// the variable.
+func read[T any](e *env, name string, parse func(string) (T, error)) T {
+	v, err := parse(e.get(name))
+	if err != nil && e.err == nil {
 		e.err = fmt.Errorf("%s: %w", name, err)
 	}
+	return v
 }
 
 // refuse records that name's value is not what was wanted.
