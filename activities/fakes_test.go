@@ -183,7 +183,7 @@ func TestVoiceChargeOnce(t *testing.T) {
 		}
 	}
 	if len(ledger.posted) != 1 || ledger.posted[0].Amount != price ||
-		ledger.posted[0].Key != billing.ChargeKey(workflows.ConversationKind, 1, billing.ServiceVoiceMinute) {
+		ledger.posted[0].Key != billing.ChargeKey(jobspec.Conversation, 1, billing.ServiceVoiceMinute) {
 		t.Fatalf("posted %+v", ledger.posted)
 	}
 	if len(convs.charged) != 2 || convs.charged[0] != 1 || convs.charged[1] != 2 {

@@ -13,6 +13,7 @@ import (
 
 	"parley/provider/twilio"
 	"parley/rules/billing"
+	"parley/rules/jobspec"
 	"parley/rules/sms"
 	"parley/rules/webhookevent"
 	"parley/service/messaging"
@@ -188,7 +189,7 @@ func (a *SMS) earlierSend(ctx context.Context, m storage.SMSMessage) (string, bo
 func (a *SMS) accept(ctx context.Context, m storage.SMSMessage, sid string) error {
 	return a.Store.Accept(ctx, m, sid, storage.Movement{
 		AccountID: m.AccountID, Kind: storage.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
-		Key: billing.SMSSendKey(m.ID), JobKind: workflows.SMSMessageKind, JobID: m.ID, Stage: "send",
+		Key: billing.SMSSendKey(m.ID), JobKind: jobspec.SMSMessage, JobID: m.ID, Stage: "send",
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"parley/rules/jobspec"
 	"parley/storage"
 	"parley/workflows"
 )
@@ -34,7 +35,7 @@ type Uploads struct {
 // before the cutoff, so a referenced upload is never removed.
 func (a *Uploads) SweepPage(ctx context.Context, in workflows.UploadSweepPageInput) (workflows.UploadSweepPageResult, error) {
 	var res workflows.UploadSweepPageResult
-	page, err := a.Objects.ListPage(ctx, workflows.UploadPrefix, in.StartAfter, in.Limit)
+	page, err := a.Objects.ListPage(ctx, jobspec.UploadPrefix, in.StartAfter, in.Limit)
 	if err != nil {
 		return res, err
 	}

@@ -18,6 +18,7 @@ import (
 	"parley/platform/problem"
 	"parley/provider/elevenlabs"
 	"parley/rules/billing"
+	"parley/rules/jobspec"
 	"parley/rules/webhookevent"
 	"parley/service/voice"
 	"parley/storage"
@@ -372,8 +373,8 @@ func (a *Voice) Charge(ctx context.Context, in workflows.ConversationRef) error 
 	if *c.CostMicros > 0 {
 		_, err := a.Ledger.Post(ctx, storage.Movement{
 			AccountID: c.AccountID, Kind: storage.KindCharge, Service: billing.ServiceVoiceMinute, Amount: *c.CostMicros,
-			Key:     billing.ChargeKey(workflows.ConversationKind, c.ID, billing.ServiceVoiceMinute),
-			JobKind: workflows.ConversationKind, JobID: c.ID, Stage: billing.ServiceVoiceMinute,
+			Key:     billing.ChargeKey(jobspec.Conversation, c.ID, billing.ServiceVoiceMinute),
+			JobKind: jobspec.Conversation, JobID: c.ID, Stage: billing.ServiceVoiceMinute,
 		})
 		if err != nil {
 			return fmt.Errorf("charge conversation %d: %w", c.ID, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"parley/platform/multipartfile"
 	"parley/platform/problem"
 	"parley/rules/jobspec"
 	"parley/rules/subtitles"
@@ -39,16 +40,16 @@ func (s *Server) createSubtitles(c *gin.Context) {
 }
 
 // subtitlesRequest binds the form fields of a subtitle upload.
-func subtitlesRequest(c *gin.Context, up *upload) (jobs.SubtitlesRequest, error) {
-	req := jobs.SubtitlesRequest{Upload: jobs.Upload{Key: up.objectKey, FileName: up.fileName, Digest: up.digest}}
+func subtitlesRequest(c *gin.Context, up *multipartfile.Received) (jobs.SubtitlesRequest, error) {
+	req := jobs.SubtitlesRequest{Upload: jobUpload(up.File)}
 	var err error
-	if req.Options, err = jobOptions(c, up.fields); err != nil {
+	if req.Options, err = jobOptions(c, up.Fields); err != nil {
 		return req, err
 	}
-	if req.VoiceCleanup, err = parseBool("use_voice_cleanup", up.fields["use_voice_cleanup"]); err != nil {
+	if req.VoiceCleanup, err = parseBool("use_voice_cleanup", up.Fields["use_voice_cleanup"]); err != nil {
 		return req, err
 	}
-	req.Style, err = subtitles.ParseStyle(up.fields["style"])
+	req.Style, err = subtitles.ParseStyle(up.Fields["style"])
 	return req, err
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"parley/platform/multipartfile"
 	"parley/platform/problem"
 	"parley/rules/jobspec"
 	"parley/service/jobs"
@@ -20,12 +21,13 @@ func (s *Server) createTranscription(c *gin.Context) {
 	var err error
 	switch mediaType(c) {
 	case "multipart/form-data":
-		var up *upload
+		var up *multipartfile.Received
 		if up, err = s.receiveUpload(c, transcribeFields...); err != nil {
 			break
 		}
-		req.Upload = &jobs.Upload{Key: up.objectKey, FileName: up.fileName, Digest: up.digest}
-		req.Options, err = jobOptions(c, up.fields)
+		upload := jobUpload(up.File)
+		req.Upload = &upload
+		req.Options, err = jobOptions(c, up.Fields)
 		if err != nil {
 			s.discard(c, up)
 		}

@@ -60,7 +60,7 @@ func (c *Console) options(g *gin.Context, fields map[string]string) jobs.Options
 // createTranscription admits a transcription of the dropped file or the
 // pasted URL through the job service, as POST /api/v1/transcribe does.
 func (c *Console) createTranscription(g *gin.Context) {
-	f, err := c.readForm(g)
+	f, err := c.readForm(g, transcribeFields)
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -83,7 +83,7 @@ func (c *Console) createTranscription(g *gin.Context) {
 
 // createSubtitles admits a subtitle job as POST /api/v1/subtitles does.
 func (c *Console) createSubtitles(g *gin.Context) {
-	f, err := c.readForm(g)
+	f, err := c.readForm(g, subtitleFields)
 	if err != nil {
 		c.failProblem(g, err)
 		return

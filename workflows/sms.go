@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"parley/rules/jobspec"
 )
 
 // SMSTaskQueue is where SMS workflows and activities run: sends wait on the
@@ -19,14 +21,6 @@ const (
 	SMSBatchWorkflowName     = "SMSBatchWorkflow"
 	SMSBatchPartWorkflowName = "SMSBatchPartWorkflow"
 	SMSReceivedWorkflowName  = "SMSReceivedWorkflow"
-)
-
-// ParleyJobKind search attributes of the SMS workflows: a single send, a
-// batch and its parts, and the follow-up of an inbound message.
-const (
-	SMSMessageKind = "sms_message"
-	SMSBatchKind   = "sms_batch"
-	SMSInboundKind = "sms_inbound"
 )
 
 // SMS activity names.
@@ -233,7 +227,7 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 			// Replay does not compare a child's attributes, so runs recorded
 			// without them replay unchanged.
 			opts.TypedSearchAttributes = temporal.NewSearchAttributes(AttrAccountID.ValueSet(in.AccountID),
-				AttrJobKind.ValueSet(SMSBatchKind), AttrJobID.ValueSet(in.BatchID))
+				AttrJobKind.ValueSet(jobspec.SMSBatch), AttrJobID.ValueSet(in.BatchID))
 		}
 		cctx := workflow.WithChildOptions(ctx, opts)
 		part := SMSBatchPartInput{BatchID: in.BatchID, Offset: offset, Limit: SMSPartSize}

@@ -27,7 +27,7 @@ const (
 //	ParleyAccountId = 'acc_…' AND ParleyJobKind = 'subtitles' AND ExecutionStatus = 'Failed'
 var (
 	AttrAccountID = temporal.NewSearchAttributeKeyKeyword("ParleyAccountId")
-	AttrJobKind   = temporal.NewSearchAttributeKeyKeyword("ParleyJobKind") // transcription, subtitles, sms_message, sms_batch, sms_inbound, conversation, voice_sync
+	AttrJobKind   = temporal.NewSearchAttributeKeyKeyword("ParleyJobKind") // a kind of rules/jobspec
 	AttrJobID     = temporal.NewSearchAttributeKeyInt64("ParleyJobId")
 )
 

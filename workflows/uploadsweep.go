@@ -7,6 +7,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"parley/rules/jobspec"
 )
 
 // The upload sweep removes uploads no job references: a file stored by the
@@ -23,12 +25,9 @@ const (
 	UploadSweepScheduleID = "upload-sweep"
 	// UploadSweepEvery is how often the schedule runs.
 	UploadSweepEvery = time.Hour
-	// UploadPrefix is where the API stores uploads (api/upload.go).
-	UploadPrefix = "uploads/"
 
 	ActUploadSweepPage = "Uploads.SweepPage"
 
-	uploadSweepKind = "upload_sweep"
 	// uploadSweepPageSize is how many keys one activity lists.
 	uploadSweepPageSize = 1000
 	// defaultMaxSweepPages bounds a run's pages (about six events each)
@@ -141,7 +140,7 @@ func EnsureUploadSweepSchedule(ctx context.Context, sc client.ScheduleClient, or
 		Args:                  []any{UploadSweepInput{OrphanAfter: orphanAfter}},
 		TaskQueue:             TaskQueue,
 		StaticSummary:         "Remove uploads no job references, older than " + orphanAfter.String(),
-		TypedSearchAttributes: temporal.NewSearchAttributes(AttrJobKind.ValueSet(uploadSweepKind)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(AttrJobKind.ValueSet(jobspec.UploadSweep)),
 	}
 	return ensureSchedule(ctx, sc, UploadSweepScheduleID, spec, action)
 }

@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"parley/rules/jobspec"
 )
 
 // Voice conversations run on their own task queue: ingesting thousands of
@@ -24,12 +26,6 @@ const (
 	// VoiceSyncScheduleID names the Temporal Schedule that runs the sync;
 	// operators run one now with `temporal schedule trigger --schedule-id voice-sync`.
 	VoiceSyncScheduleID = "voice-sync"
-	// ConversationKind is the job kind of a voice conversation: the
-	// ParleyJobKind search attribute of its ingests, and the job kind of its
-	// ledger charge, keyed (conversation, voice_minute): one per call.
-	ConversationKind = "conversation"
-	// voiceSyncKind is the ParleyJobKind search attribute of sync runs.
-	voiceSyncKind = "voice_sync"
 )
 
 // Voice activity names.
@@ -316,7 +312,7 @@ func StartConversation(ctx context.Context, c Starter, accountID string, in Conv
 	return start(ctx, c, startOptions{
 		queue: VoiceTaskQueue, id: ConversationWorkflowID(in.ProviderID), name: ConversationWorkflowName,
 		summary: "Voice conversation " + in.ProviderID,
-		attrs:   []temporal.SearchAttributeUpdate{AttrAccountID.ValueSet(accountID), AttrJobKind.ValueSet(ConversationKind)},
+		attrs:   []temporal.SearchAttributeUpdate{AttrAccountID.ValueSet(accountID), AttrJobKind.ValueSet(jobspec.Conversation)},
 		again:   true, join: true,
 		// From a sync (an activity of a worker that serves VoiceTaskQueue)
 		// the server hands the first workflow task back in its answer
@@ -339,7 +335,7 @@ func EnsureVoiceSchedule(ctx context.Context, sc client.ScheduleClient, every ti
 		TaskQueue:     VoiceTaskQueue,
 		StaticSummary: "Sync voice conversations of every mapped agent",
 		// No account: one run syncs every mapped agent.
-		TypedSearchAttributes: temporal.NewSearchAttributes(AttrJobKind.ValueSet(voiceSyncKind)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(AttrJobKind.ValueSet(jobspec.VoiceSync)),
 	}
 	return ensureSchedule(ctx, sc, VoiceSyncScheduleID, spec, action)
 }

@@ -16,8 +16,8 @@ import (
 
 	"parley/provider/twilio"
 	"parley/rules/billing"
+	"parley/rules/jobspec"
 	"parley/rules/sms"
-	"parley/workflows"
 )
 
 // documentedCodes are the failure codes docs/api.md lists for a failed job.
@@ -238,7 +238,7 @@ func (r *run) parleySMS(ctx context.Context) (map[string][]parleySMS, int, int, 
 	}
 	rows, err = r.db.QueryContext(ctx, `SELECT m.id, m.to_phone, m.status, coalesce(m.upstream_sid, ''),
 		(SELECT count(*) FROM credit_ledger l WHERE l.job_kind = $2 AND l.job_id = m.id AND l.kind = 'charge')
-		FROM sms_messages m WHERE m.account_id = $1 AND m.direction = 'outbound'`, r.account, workflows.SMSMessageKind)
+		FROM sms_messages m WHERE m.account_id = $1 AND m.direction = 'outbound'`, r.account, jobspec.SMSMessage)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -336,7 +336,7 @@ func (r *run) orphans(ctx context.Context, from, to time.Time) (objects, incompl
 		return 0, 0, err
 	}
 	bucket := r.c.env["MINIO_BUCKET"]
-	for o := range mc.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: "uploads/", Recursive: true}) {
+	for o := range mc.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: jobspec.UploadPrefix, Recursive: true}) {
 		if o.Err != nil {
 			return 0, 0, o.Err
 		}

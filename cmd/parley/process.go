@@ -92,7 +92,7 @@ func openServices(ctx context.Context, cfg config.Config) (*services, error) {
 		s.close()
 		return nil, err
 	}
-	if s.temporal, err = temporalclient.Dial(ctx, cfg.TemporalAddress, cfg.TemporalNamespace, log); err != nil {
+	if s.temporal, err = temporalclient.Dial(ctx, cfg.TemporalAddress, cfg.TemporalNamespace, workflows.SearchAttributes(), log); err != nil {
 		s.close()
 		return nil, err
 	}

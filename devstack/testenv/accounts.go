@@ -15,6 +15,7 @@ import (
 	"parley/rules/apikey"
 	"parley/rules/billing"
 	"parley/storage"
+	"parley/workflows"
 )
 
 var accountSeq atomic.Int64
@@ -77,7 +78,7 @@ func Temporal(t testing.TB) client.Client {
 	cfg := Config(t)
 	l := logrus.New()
 	l.SetLevel(logrus.WarnLevel)
-	c, err := temporalclient.Dial(context.Background(), cfg.TemporalAddress, cfg.TemporalNamespace, l)
+	c, err := temporalclient.Dial(context.Background(), cfg.TemporalAddress, cfg.TemporalNamespace, workflows.SearchAttributes(), l)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -283,144 +283,179 @@ var Vars = []Var{
 	{"PARLEY_CPU_PROFILE", "", "file a parley api, worker or dev process writes a Go CPU profile of its whole run to (go tool pprof reads it) when it stops on SIGTERM or Ctrl-C; empty: no profile"},
 }
 
-// Load reads the configuration from the environment.
+// Load reads the configuration from the environment: one loader per
+// concern, each reading its variables into c, the first refusal naming its
+// variable.
 func Load() (Config, error) {
-	get := func(name string) string {
-		if v, ok := os.LookupEnv(name); ok && v != "" {
-			return v
+	var c Config
+	e := &env{}
+	for _, load := range []func(*env, *Config){
+		loadServices, loadAPI, loadMedia, loadSpeech, loadSMS, loadVoice, loadSlots, loadEvents, loadStandIns,
+	} {
+		load(e, &c)
+		if e.err != nil {
+			return c, e.err
 		}
-		for _, v := range Vars {
-			if v.Name == name {
-				return v.Default
-			}
-		}
-		panic("config: undeclared variable " + name)
 	}
-	c := Config{
-		HTTPAddr:          get("PARLEY_HTTP_ADDR"),
-		BaseURL:           strings.TrimRight(get("PARLEY_BASE_URL"), "/"),
-		DatabaseURL:       get("DATABASE_URL"),
-		LogLevel:          get("PARLEY_LOG_LEVEL"),
-		TemporalAddress:   get("TEMPORAL_ADDRESS"),
-		TemporalNamespace: get("TEMPORAL_NAMESPACE"),
-		MinioEndpoint:     get("MINIO_ENDPOINT"),
-		MinioAccessKey:    get("MINIO_ACCESS_KEY"),
-		MinioSecretKey:    get("MINIO_SECRET_KEY"),
-		MinioBucket:       get("MINIO_BUCKET"),
-		MediaSecret:       get("PARLEY_MEDIA_SECRET"),
-		SpeechEngine:      get("PARLEY_SPEECH_ENGINE"),
-		OpenAIBaseURL:     get("PARLEY_OPENAI_BASE_URL"),
-		OpenAIAPIKey:      get("PARLEY_OPENAI_API_KEY"),
-		OpenAIModel:       get("PARLEY_OPENAI_MODEL"),
-		ElevenLabsBaseURL: get("PARLEY_ELEVENLABS_BASE_URL"),
-		ElevenLabsAPIKey:  get("PARLEY_ELEVENLABS_API_KEY"),
-		ElevenLabsModel:   get("PARLEY_ELEVENLABS_MODEL"),
-		TwilioAccountSID:  get("PARLEY_TWILIO_ACCOUNT_SID"),
-		TwilioAuthToken:   get("PARLEY_TWILIO_AUTH_TOKEN"),
-		TwilioBaseURL:     strings.TrimRight(get("PARLEY_TWILIO_BASE_URL"), "/"),
-		CarrierAddr:       get("PARLEY_CARRIER_ADDR"),
-		CarrierStateDir:   get("PARLEY_CARRIER_STATE_DIR"),
-		VoiceProviderAddr: get("PARLEY_VOICE_PROVIDER_ADDR"),
+	return c, nil
+}
 
-		MailcatcherSMTPAddr: get("PARLEY_MAILCATCHER_SMTP_ADDR"),
-		MailcatcherHTTPAddr: get("PARLEY_MAILCATCHER_HTTP_ADDR"),
+// loadServices reads where the process finds PostgreSQL, Temporal and the
+// object store, how it logs, and where it writes a CPU profile.
+func loadServices(e *env, c *Config) {
+	c.DatabaseURL = e.get("DATABASE_URL")
+	c.LogLevel = e.get("PARLEY_LOG_LEVEL")
+	c.CPUProfile = e.get("PARLEY_CPU_PROFILE")
+	c.TemporalAddress, c.TemporalNamespace = e.get("TEMPORAL_ADDRESS"), e.get("TEMPORAL_NAMESPACE")
+	c.MinioEndpoint, c.MinioBucket = e.get("MINIO_ENDPOINT"), e.get("MINIO_BUCKET")
+	c.MinioAccessKey, c.MinioSecretKey = e.get("MINIO_ACCESS_KEY"), e.get("MINIO_SECRET_KEY")
+	c.MinioUseSSL = read(e, "MINIO_USE_SSL", strconv.ParseBool)
+}
 
-		ElevenLabsWebhookSecret: get("PARLEY_ELEVENLABS_WEBHOOK_SECRET"),
-	}
-	var err error
-	if c.MinioUseSSL, err = strconv.ParseBool(get("MINIO_USE_SSL")); err != nil {
-		return c, fmt.Errorf("MINIO_USE_SSL: %w", err)
-	}
-	if c.MediaLinkTTL, err = time.ParseDuration(get("PARLEY_MEDIA_LINK_TTL")); err != nil {
-		return c, fmt.Errorf("PARLEY_MEDIA_LINK_TTL: %w", err)
-	}
-	if c.MaxUploadSize, err = strconv.ParseInt(get("PARLEY_MAX_UPLOAD_BYTES"), 10, 64); err != nil || c.MaxUploadSize <= 0 {
-		return c, fmt.Errorf("PARLEY_MAX_UPLOAD_BYTES: want a positive integer")
-	}
-	if c.URLAllowPrefixes, err = parsePrefixes(os.Getenv("PARLEY_URL_ALLOW_CIDRS")); err != nil {
-		return c, fmt.Errorf("PARLEY_URL_ALLOW_CIDRS: %w", err)
-	}
-	if c.RateTiers, err = ParseRateTiers(get("PARLEY_RATE_TIERS")); err != nil {
-		return c, fmt.Errorf("PARLEY_RATE_TIERS: %w", err)
-	}
+// loadAPI reads what the REST API serves clients by: its address and
+// origin, CORS, the rate tiers and the slowest transfer it waits for.
+func loadAPI(e *env, c *Config) {
+	c.HTTPAddr = e.get("PARLEY_HTTP_ADDR")
+	c.BaseURL = strings.TrimRight(e.get("PARLEY_BASE_URL"), "/")
+	c.CORSOrigins = read(e, "PARLEY_CORS_ORIGINS", ParseOrigins)
+	c.RateTiers = read(e, "PARLEY_RATE_TIERS", ParseRateTiers)
+	c.MinTransferBytes = e.positiveInt64("PARLEY_MIN_TRANSFER_BYTES")
+	c.MinTransferWindow = e.duration("PARLEY_MIN_TRANSFER_WINDOW", 1, "a positive duration")
+}
+
+// loadMedia reads how media comes in and goes out: uploads and downloads,
+// the URL guard, signed links, and the sweep of orphaned uploads.
+func loadMedia(e *env, c *Config) {
+	c.MediaSecret = e.get("PARLEY_MEDIA_SECRET")
+	c.MediaLinkTTL = read(e, "PARLEY_MEDIA_LINK_TTL", time.ParseDuration)
+	c.MaxUploadSize = e.positiveInt64("PARLEY_MAX_UPLOAD_BYTES")
+	c.URLAllowPrefixes = read(e, "PARLEY_URL_ALLOW_CIDRS", parsePrefixes)
+	c.UploadOrphanAfter = e.duration("PARLEY_UPLOAD_ORPHAN_AFTER", time.Minute, "a duration of at least 1m")
+}
+
+// loadSpeech reads the speech engine and how long audio is split.
+func loadSpeech(e *env, c *Config) {
+	c.SpeechEngine = e.get("PARLEY_SPEECH_ENGINE")
+	c.OpenAIBaseURL, c.OpenAIAPIKey, c.OpenAIModel = e.get("PARLEY_OPENAI_BASE_URL"), e.get("PARLEY_OPENAI_API_KEY"), e.get("PARLEY_OPENAI_MODEL")
+	c.ElevenLabsBaseURL, c.ElevenLabsAPIKey, c.ElevenLabsModel = e.get("PARLEY_ELEVENLABS_BASE_URL"), e.get("PARLEY_ELEVENLABS_API_KEY"), e.get("PARLEY_ELEVENLABS_MODEL")
+	c.SplitAbove = e.duration("PARLEY_SPLIT_ABOVE", 0, "a duration of 0 or more")
+	c.ChunkLength = e.duration("PARLEY_CHUNK_LENGTH", 0, "a duration of 0 or more")
+}
+
+// loadSMS reads the carrier and the platform's SMS policy.
+func loadSMS(e *env, c *Config) {
+	c.TwilioAccountSID, c.TwilioAuthToken = e.get("PARLEY_TWILIO_ACCOUNT_SID"), e.get("PARLEY_TWILIO_AUTH_TOKEN")
+	c.TwilioBaseURL = strings.TrimRight(e.get("PARLEY_TWILIO_BASE_URL"), "/")
+	c.SMSCountries = read(e, "PARLEY_SMS_COUNTRIES", parseCountries)
+	c.SMSDailyQuotas = read(e, "PARLEY_SMS_DAILY_QUOTAS", ParseQuotas)
+	c.SMSRefreshEvery = e.duration("PARLEY_SMS_REFRESH_INTERVAL", 1, "a positive duration")
+}
+
+// loadVoice reads the voice conversations' webhook secret, sync and
+// request budget (the ElevenLabs key itself is the speech engine's too).
+func loadVoice(e *env, c *Config) {
+	c.ElevenLabsWebhookSecret = e.get("PARLEY_ELEVENLABS_WEBHOOK_SECRET")
+	// Temporal schedules run at most once a second.
+	c.VoiceSyncInterval = e.duration("PARLEY_VOICE_SYNC_INTERVAL", time.Second, "a duration of at least 1s")
+	c.VoiceBackfill = e.duration("PARLEY_VOICE_BACKFILL", 1, "a positive duration")
+	c.ElevenLabsConcurrency = e.positiveInt("PARLEY_ELEVENLABS_CONCURRENCY")
+}
+
+// loadSlots reads each task queue's slots on a worker; the jobs' and the
+// CPU's default to the machine's cores.
+func loadSlots(e *env, c *Config) {
 	c.SlotsJobs = 2 * runtime.NumCPU()
-	if v := os.Getenv("PARLEY_SLOTS_JOBS"); v != "" {
-		if c.SlotsJobs, err = strconv.Atoi(v); err != nil || c.SlotsJobs <= 0 {
-			return c, fmt.Errorf("PARLEY_SLOTS_JOBS: want a positive integer")
-		}
-	}
-	if c.SMSCountries, err = parseCountries(get("PARLEY_SMS_COUNTRIES")); err != nil {
-		return c, fmt.Errorf("PARLEY_SMS_COUNTRIES: %w", err)
-	}
-	if c.SMSDailyQuotas, err = ParseQuotas(get("PARLEY_SMS_DAILY_QUOTAS")); err != nil {
-		return c, fmt.Errorf("PARLEY_SMS_DAILY_QUOTAS: %w", err)
-	}
-	if c.SMSRefreshEvery, err = time.ParseDuration(get("PARLEY_SMS_REFRESH_INTERVAL")); err != nil || c.SMSRefreshEvery <= 0 {
-		return c, fmt.Errorf("PARLEY_SMS_REFRESH_INTERVAL: want a positive duration")
-	}
-	if c.SlotsMessages, err = strconv.Atoi(get("PARLEY_SLOTS_MESSAGES")); err != nil || c.SlotsMessages <= 0 {
-		return c, fmt.Errorf("PARLEY_SLOTS_MESSAGES: want a positive integer")
-	}
-	if c.SplitAbove, err = time.ParseDuration(get("PARLEY_SPLIT_ABOVE")); err != nil || c.SplitAbove < 0 {
-		return c, fmt.Errorf("PARLEY_SPLIT_ABOVE: want a duration of 0 or more")
-	}
-	if c.ChunkLength, err = time.ParseDuration(get("PARLEY_CHUNK_LENGTH")); err != nil || c.ChunkLength < 0 {
-		return c, fmt.Errorf("PARLEY_CHUNK_LENGTH: want a duration of 0 or more")
+	if os.Getenv("PARLEY_SLOTS_JOBS") != "" {
+		c.SlotsJobs = e.positiveInt("PARLEY_SLOTS_JOBS")
 	}
 	c.SlotsCPU = runtime.NumCPU()
-	if v := os.Getenv("PARLEY_SLOTS_CPU"); v != "" {
-		if c.SlotsCPU, err = strconv.Atoi(v); err != nil || c.SlotsCPU <= 0 {
-			return c, fmt.Errorf("PARLEY_SLOTS_CPU: want a positive integer")
+	if os.Getenv("PARLEY_SLOTS_CPU") != "" {
+		c.SlotsCPU = e.positiveInt("PARLEY_SLOTS_CPU")
+	}
+	c.SlotsSpeech = e.positiveInt("PARLEY_SLOTS_SPEECH")
+	c.SlotsMessages = e.positiveInt("PARLEY_SLOTS_MESSAGES")
+	c.SlotsVoice = e.positiveInt("PARLEY_SLOTS_VOICE")
+	c.SlotsEvents = e.positiveInt("PARLEY_SLOTS_EVENTS")
+	c.SlotsNotify = e.positiveInt("PARLEY_SLOTS_NOTIFY")
+}
+
+// loadEvents reads how events leave: webhook retries, the caps on webhook
+// attempts in flight, and the notification channels (an empty setting
+// leaves its channel skipped).
+func loadEvents(e *env, c *Config) {
+	c.WebhookRetries = read(e, "PARLEY_WEBHOOK_RETRIES", ParseDurations)
+	c.WebhookEndpointInFlight = e.positiveInt("PARLEY_WEBHOOK_ENDPOINT_INFLIGHT")
+	c.WebhookAccountInFlight = e.positiveInt("PARLEY_WEBHOOK_ACCOUNT_INFLIGHT")
+	c.SMTPURL, c.MailFrom = e.get("PARLEY_SMTP_URL"), e.get("PARLEY_MAIL_FROM")
+	c.VAPIDPublicKey, c.VAPIDPrivateKey = e.get("PARLEY_VAPID_PUBLIC_KEY"), e.get("PARLEY_VAPID_PRIVATE_KEY")
+	c.VAPIDSubject = e.get("PARLEY_VAPID_SUBJECT")
+	c.NotifySMSFrom = e.get("PARLEY_NOTIFY_SMS_FROM")
+}
+
+// loadStandIns reads where the local stand-ins (parley carrier,
+// voice-provider, mailcatcher) listen.
+func loadStandIns(e *env, c *Config) {
+	c.CarrierAddr, c.CarrierStateDir = e.get("PARLEY_CARRIER_ADDR"), e.get("PARLEY_CARRIER_STATE_DIR")
+	c.VoiceProviderAddr = e.get("PARLEY_VOICE_PROVIDER_ADDR")
+	c.MailcatcherSMTPAddr, c.MailcatcherHTTPAddr = e.get("PARLEY_MAILCATCHER_SMTP_ADDR"), e.get("PARLEY_MAILCATCHER_HTTP_ADDR")
+}
+
+// env reads declared variables (Vars) and keeps the first refusal.
+type env struct{ err error }
+
+// get is the variable's value, or its declared default when unset or empty.
+func (e *env) get(name string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	for _, v := range Vars {
+		if v.Name == name {
+			return v.Default
 		}
 	}
-	if c.SlotsSpeech, err = strconv.Atoi(get("PARLEY_SLOTS_SPEECH")); err != nil || c.SlotsSpeech <= 0 {
-		return c, fmt.Errorf("PARLEY_SLOTS_SPEECH: want a positive integer")
+	panic("config: undeclared variable " + name)
+}
+
+// read parses the variable's value; its error becomes the refusal, naming
+// the variable.
+func read[T any](e *env, name string, parse func(string) (T, error)) T {
+	v, err := parse(e.get(name))
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("%s: %w", name, err)
 	}
-	if c.CORSOrigins, err = ParseOrigins(get("PARLEY_CORS_ORIGINS")); err != nil {
-		return c, fmt.Errorf("PARLEY_CORS_ORIGINS: %w", err)
+	return v
+}
+
+// refuse records that name's value is not what was wanted.
+func (e *env) refuse(name, want string) {
+	if e.err == nil {
+		e.err = fmt.Errorf("%s: want %s", name, want)
 	}
-	if c.MinTransferBytes, err = strconv.ParseInt(get("PARLEY_MIN_TRANSFER_BYTES"), 10, 64); err != nil || c.MinTransferBytes <= 0 {
-		return c, fmt.Errorf("PARLEY_MIN_TRANSFER_BYTES: want a positive integer")
+}
+
+// duration reads a duration of at least least, described by want.
+func (e *env) duration(name string, least time.Duration, want string) time.Duration {
+	d, err := time.ParseDuration(e.get(name))
+	if err != nil || d < least {
+		e.refuse(name, want)
 	}
-	if c.MinTransferWindow, err = time.ParseDuration(get("PARLEY_MIN_TRANSFER_WINDOW")); err != nil || c.MinTransferWindow <= 0 {
-		return c, fmt.Errorf("PARLEY_MIN_TRANSFER_WINDOW: want a positive duration")
+	return d
+}
+
+func (e *env) positiveInt(name string) int {
+	n, err := strconv.Atoi(e.get(name))
+	if err != nil || n <= 0 {
+		e.refuse(name, "a positive integer")
 	}
-	// Temporal schedules run at most once a second.
-	if c.VoiceSyncInterval, err = time.ParseDuration(get("PARLEY_VOICE_SYNC_INTERVAL")); err != nil || c.VoiceSyncInterval < time.Second {
-		return c, fmt.Errorf("PARLEY_VOICE_SYNC_INTERVAL: want a duration of at least 1s")
+	return n
+}
+
+func (e *env) positiveInt64(name string) int64 {
+	n, err := strconv.ParseInt(e.get(name), 10, 64)
+	if err != nil || n <= 0 {
+		e.refuse(name, "a positive integer")
 	}
-	if c.VoiceBackfill, err = time.ParseDuration(get("PARLEY_VOICE_BACKFILL")); err != nil || c.VoiceBackfill <= 0 {
-		return c, fmt.Errorf("PARLEY_VOICE_BACKFILL: want a positive duration")
-	}
-	if c.SlotsVoice, err = strconv.Atoi(get("PARLEY_SLOTS_VOICE")); err != nil || c.SlotsVoice <= 0 {
-		return c, fmt.Errorf("PARLEY_SLOTS_VOICE: want a positive integer")
-	}
-	if c.UploadOrphanAfter, err = time.ParseDuration(get("PARLEY_UPLOAD_ORPHAN_AFTER")); err != nil || c.UploadOrphanAfter < time.Minute {
-		return c, fmt.Errorf("PARLEY_UPLOAD_ORPHAN_AFTER: want a duration of at least 1m")
-	}
-	if c.ElevenLabsConcurrency, err = strconv.Atoi(get("PARLEY_ELEVENLABS_CONCURRENCY")); err != nil || c.ElevenLabsConcurrency <= 0 {
-		return c, fmt.Errorf("PARLEY_ELEVENLABS_CONCURRENCY: want a positive integer")
-	}
-	if c.WebhookRetries, err = ParseDurations(get("PARLEY_WEBHOOK_RETRIES")); err != nil {
-		return c, fmt.Errorf("PARLEY_WEBHOOK_RETRIES: %w", err)
-	}
-	for _, v := range []struct {
-		name string
-		to   *int
-	}{
-		{"PARLEY_SLOTS_EVENTS", &c.SlotsEvents}, {"PARLEY_SLOTS_NOTIFY", &c.SlotsNotify},
-		{"PARLEY_WEBHOOK_ENDPOINT_INFLIGHT", &c.WebhookEndpointInFlight}, {"PARLEY_WEBHOOK_ACCOUNT_INFLIGHT", &c.WebhookAccountInFlight},
-	} {
-		if *v.to, err = strconv.Atoi(get(v.name)); err != nil || *v.to <= 0 {
-			return c, fmt.Errorf("%s: want a positive integer", v.name)
-		}
-	}
-	c.SMTPURL, c.MailFrom = os.Getenv("PARLEY_SMTP_URL"), os.Getenv("PARLEY_MAIL_FROM")
-	c.VAPIDPublicKey, c.VAPIDPrivateKey = os.Getenv("PARLEY_VAPID_PUBLIC_KEY"), os.Getenv("PARLEY_VAPID_PRIVATE_KEY")
-	c.VAPIDSubject = os.Getenv("PARLEY_VAPID_SUBJECT")
-	c.NotifySMSFrom = os.Getenv("PARLEY_NOTIFY_SMS_FROM")
-	c.CPUProfile = os.Getenv("PARLEY_CPU_PROFILE")
-	return c, nil
+	return n
 }
 
 // ParseDurations reads a comma-separated list of positive durations.

@@ -1,8 +1,16 @@
-// Package multipartfile streams a file from disk as a multipart/form-data
-// request body: text fields, then the file, with an exact Content-Length
-// (some servers refuse chunked uploads) and a fresh reader for every
-// attempt, so a client may send the same upload again. The hosted speech
-// engines upload audio this way.
+// Package multipartfile is a file carried in a multipart/form-data body,
+// both ways.
+//
+// Sending (New, Attach): a file from disk streams as a request body, text
+// fields then the file, with an exact Content-Length (some servers refuse
+// chunked uploads) and a fresh reader for every attempt, so a client may
+// send the same upload again. The hosted speech engines upload audio this
+// way.
+//
+// Receiving (Receive): the one reader of uploads, for the API and the
+// console alike: the file streams to the object store under
+// jobspec.UploadPrefix, the fields are checked text, and one set of rules
+// refuses what neither may take.
 package multipartfile
 
 import (

@@ -17,13 +17,16 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
-
-	"parley/workflows"
 )
 
+// SearchAttributes are custom search attributes by name, with their types.
+type SearchAttributes = map[string]enums.IndexedValueType
+
 // Dial connects the process's one Temporal client and makes sure the
-// namespace knows the search attributes job workflows are started with.
-func Dial(ctx context.Context, address, namespace string, logger *logrus.Logger) (client.Client, error) {
+// namespace knows the search attributes workflows are started with
+// (workflows.SearchAttributes, passed in: the platform does not import the
+// domain).
+func Dial(ctx context.Context, address, namespace string, attrs SearchAttributes, logger *logrus.Logger) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	c, err := client.DialContext(ctx, client.Options{
@@ -34,7 +37,7 @@ func Dial(ctx context.Context, address, namespace string, logger *logrus.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("connect to temporal at %s: %w", address, err)
 	}
-	if err := ensureSearchAttributes(ctx, c, namespace); err != nil {
+	if err := ensureSearchAttributes(ctx, c, namespace, attrs); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -42,7 +45,7 @@ func Dial(ctx context.Context, address, namespace string, logger *logrus.Logger)
 	// interval (10 s by default) to use attributes added just now.
 	waitCtx, cancelWait := context.WithTimeout(context.Background(), searchAttributesWait)
 	defer cancelWait()
-	if err := waitSearchAttributesUsable(waitCtx, c, namespace); err != nil {
+	if err := waitSearchAttributesUsable(waitCtx, c, namespace, attrs); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -60,9 +63,9 @@ const searchAttributesWait = 45 * time.Second
 // next refreshes; until then starting a workflow or creating a schedule with
 // it fails with "no mapping defined for search attribute". A query goes
 // through the same mapping, so its success means starts will too.
-func waitSearchAttributesUsable(ctx context.Context, c client.Client, namespace string) error {
+func waitSearchAttributesUsable(ctx context.Context, c client.Client, namespace string, attrs SearchAttributes) error {
 	var query []string
-	for name, typ := range workflows.SearchAttributes() {
+	for name, typ := range attrs {
 		if typ == enums.INDEXED_VALUE_TYPE_INT {
 			query = append(query, name+" = 0")
 		} else {
@@ -87,13 +90,13 @@ func waitSearchAttributesUsable(ctx context.Context, c client.Client, namespace 
 // ensureSearchAttributes registers the custom search attributes that are
 // missing; registering is idempotent across processes (an attribute another
 // process added meanwhile is no error).
-func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string, attrs SearchAttributes) error {
 	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
 		return fmt.Errorf("list search attributes: %w", err)
 	}
 	missing := map[string]enums.IndexedValueType{}
-	for name, typ := range workflows.SearchAttributes() {
+	for name, typ := range attrs {
 		if _, ok := have.CustomAttributes[name]; !ok {
 			missing[name] = typ
 		}

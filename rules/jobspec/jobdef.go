@@ -1,5 +1,5 @@
 // Package jobspec is what a transcription or subtitle job is, defined once: its
-// kinds, its statuses, the stages it is billed for (each with its price-list
+// kinds (with every other kind of work Parley runs), its statuses, the stages it is billed for (each with its price-list
 // item, its ledger service and its cost on the job), and the rules for which
 // media a job accepts. API, service, workflows and activities all read it.
 package jobspec
@@ -13,11 +13,32 @@ import (
 // Kind is what a job does.
 type Kind = string
 
-// Job kinds.
+// Kinds of work, every one defined here. Each is the ParleyJobKind search
+// attribute of its workflows and, where it is charged, the job kind of the
+// ledger's key; jobs' rows hold Transcription and Subtitles. They are
+// persisted: never change a value.
 const (
+	// Transcription and Subtitles are the jobs of this package's rules.
 	Transcription Kind = "transcription"
 	Subtitles     Kind = "subtitles"
+	// SMSMessage is a single send, SMSBatch a batch and its parts,
+	// SMSInbound the follow-up of an inbound message.
+	SMSMessage Kind = "sms_message"
+	SMSBatch   Kind = "sms_batch"
+	SMSInbound Kind = "sms_inbound"
+	// Conversation is a voice conversation's ingest, and the job kind of
+	// its ledger charge, keyed (conversation, voice_minute): one per call.
+	Conversation Kind = "conversation"
+	// VoiceSync and UploadSweep are the scheduled runs, which have no
+	// account.
+	VoiceSync   Kind = "voice_sync"
+	UploadSweep Kind = "upload_sweep"
 )
+
+// UploadPrefix is where uploads wait in the object store until a job takes
+// them (platform/multipartfile stores them, the upload sweep removes the
+// ones no job names); a job's own objects live under jobs/.
+const UploadPrefix = "uploads/"
 
 // Status is where a job is in its life.
 type Status = string

@@ -70,3 +70,22 @@ func TestPriceBillsEverySecondAtThePerMinutePrice(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Kinds are persisted (ledger keys, search attributes, job rows): a value
+// never changes once written.
+func TestKindsKeepTheirValues(t *testing.T) {
+	for got, want := range map[Kind]string{
+		Transcription: "transcription",
+		Subtitles:     "subtitles",
+		SMSMessage:    "sms_message",
+		SMSBatch:      "sms_batch",
+		SMSInbound:    "sms_inbound",
+		Conversation:  "conversation",
+		VoiceSync:     "voice_sync",
+		UploadSweep:   "upload_sweep",
+	} {
+		if got != want {
+			t.Errorf("kind %q is persisted as %q", got, want)
+		}
+	}
+}

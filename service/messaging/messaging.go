@@ -21,6 +21,7 @@ import (
 	"parley/model"
 	"parley/platform/problem"
 	"parley/rules/billing"
+	"parley/rules/jobspec"
 	"parley/rules/sms"
 	"parley/rules/textcheck"
 	"parley/workflows"
@@ -140,7 +141,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	log := s.d.Log.WithFields(logrus.Fields{"account_id": req.AccountID, "from": from.Phone, "recipients": len(send.Messages)})
 	if !send.Batch {
 		m := send.Messages[0]
-		job := workflows.Job{AccountID: req.AccountID, Kind: workflows.SMSMessageKind, ID: m.ID,
+		job := workflows.Job{AccountID: req.AccountID, Kind: jobspec.SMSMessage, ID: m.ID,
 			Summary: fmt.Sprintf("SMS to %s (%s, %d segment(s))", m.ToPhone, m.Country, m.Segments)}
 		in := workflows.SMSMessageInput{MessageID: m.ID, RefreshEvery: s.d.Config.RefreshEvery}
 		if err := workflows.StartSMSMessage(ctx, s.d.Temporal, job, in); err != nil {
@@ -150,7 +151,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		sent := s.await(ctx, log, m)
 		return SendResult{Single: &sent}, nil
 	}
-	job := workflows.Job{AccountID: req.AccountID, Kind: workflows.SMSBatchKind, ID: batchID,
+	job := workflows.Job{AccountID: req.AccountID, Kind: jobspec.SMSBatch, ID: batchID,
 		Summary: fmt.Sprintf("SMS batch of %d recipients from %s", len(send.Messages), from.Phone)}
 	in := workflows.SMSBatchInput{BatchID: batchID, Recipients: len(send.Messages), RefreshEvery: s.d.Config.RefreshEvery,
 		AccountID: req.AccountID}

@@ -11,6 +11,7 @@ import (
 
 	"parley/model"
 	"parley/platform/problem"
+	"parley/rules/jobspec"
 	"parley/rules/sms"
 	"parley/rules/textcheck"
 	"parley/workflows"
@@ -176,7 +177,7 @@ func (s *Service) Receive(ctx context.Context, cb CarrierCallback) error {
 		return err
 	}
 	log = log.WithFields(logrus.Fields{"account_id": number.AccountID, "message_id": m.ID, "thread_id": m.ThreadID})
-	job := workflows.Job{AccountID: number.AccountID, Kind: workflows.SMSInboundKind, ID: m.ID,
+	job := workflows.Job{AccountID: number.AccountID, Kind: jobspec.SMSInbound, ID: m.ID,
 		Summary: fmt.Sprintf("SMS from %s to %s received", in.From, number.Phone)}
 	if err := workflows.StartSMSReceived(ctx, s.d.Temporal, job, workflows.SMSReceivedInput{MessageID: m.ID}); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package api
+package multipartfile
 
 import (
 	"bytes"
@@ -41,10 +41,10 @@ func FuzzReadParts(f *testing.F) {
 	allowed := []string{"language", "style", "use_voice_cleanup"}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		files := 0
-		fields, err := readParts(multipart.NewReader(bytes.NewReader(body), boundary), allowed, func(p *multipart.Part) error {
+		fields, err := readParts(multipart.NewReader(bytes.NewReader(body), boundary), allowed, func(p *multipart.Part) (bool, error) {
 			files++
 			_, err := io.Copy(io.Discard, p)
-			return err
+			return true, err
 		})
 		if err != nil {
 			if p, ok := problem.As(err); ok && (p.Code != problem.ValidationError || p.Details["field"] == "") {
