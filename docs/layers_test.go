@@ -33,8 +33,10 @@ var layers = map[string]layer{
 	"workflows": {may: []string{"rules", "model", "platform"}, noIO: true, never: []string{"parley/devstack/", "parley/storage"}},
 	// Services reach the database through their own interfaces: never
 	// storage or its bun, never a stand-in.
-	"service":        {may: []string{"rules", "model", "platform", "provider", "workflows"}, never: []string{"parley/devstack/", "parley/storage", bun}},
-	"service/wiring": {may: []string{"rules", "model", "platform", "provider", "workflows", "service", "storage"}, never: []string{"parley/devstack/"}},
+	"service": {may: []string{"rules", "model", "platform", "provider", "workflows"}, never: []string{"parley/devstack/", "parley/storage", bun}},
+	// The one place that builds the services and the activities over one
+	// store (for cmd/parley and the tests).
+	"service/wiring": {may: []string{"rules", "model", "platform", "provider", "workflows", "service", "storage", "activities"}, never: []string{"parley/devstack/"}},
 	"activities":     {may: []string{"rules", "model", "platform", "provider", "workflows", "service"}, never: []string{"parley/devstack/", bun}},
 	"worker":         {may: []string{"rules", "model", "platform", "workflows", "activities"}, never: []string{"parley/devstack/", bun}},
 	// The API and the console reach the database only through the
