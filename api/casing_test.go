@@ -49,7 +49,7 @@ var schemaResource = func() map[string]string {
 	for resource, names := range map[string][]string{
 		"envelope": {"Envelope", "SuccessEnvelope", "ErrorEnvelope", "Error", "ErrorDetails", "ValidationErrorDetails",
 			"InsufficientBalanceDetails", "TooManyJobsDetails", "RateLimitedDetails", "InsufficientScopeDetails",
-			"InvalidScopeDetails", "ReasonDetails", "UnsupportedMediaTypeDetails", "JobNotDoneDetails", "FileTooLargeDetails",
+			"InvalidScopeDetails", "ReasonDetails", "UnsupportedMediaTypeDetails", "JobNotDoneDetails", "FileTooLargeDetails", "PayloadTooLargeDetails",
 			"SenderNotOwnedDetails", "TemplateVariableMissingDetails", "BodyTooLongDetails", "CountryNotEnabledDetails",
 			"BatchTooLargeDetails", "SMSDailyQuotaExceededDetails"},
 		"health":  {"Health", "ComponentHealth", "HealthUnhealthy", "HealthUnhealthyDetails"},
