@@ -261,11 +261,13 @@ func TestClientSMSJourney(t *testing.T) {
 		t.Fatalf("accepted %+v (%v)", accepted, err)
 	}
 	var job client.SMSBatchJob
-	poll(t, time.Minute, "the batch completes", func() bool {
+	// Completed once every recipient is accepted (sending); sent once the
+	// carrier's callbacks say so.
+	poll(t, time.Minute, "the batch completes and its messages are sent", func() bool {
 		got, err := c.GetSMSBatchWithResponse(ctx, accepted.JobId, nil)
 		expect(t, got, err, 200)
 		job = got.JSON200.Data
-		return job.CompletedAt != nil
+		return job.CompletedAt != nil && job.SentCount == 3
 	})
 	if job.Status != client.SMSBatchJobStatusCompleted || job.SentCount != 3 || job.TotalPriceUsd != 0.03 || len(job.Recipients) != 3 {
 		t.Fatalf("batch %+v", job)
