@@ -29,6 +29,7 @@ import (
 	"parley/devstack/localcarrier"
 	"parley/devstack/mediatest"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/platform/config"
 	"parley/platform/i18n"
 	"parley/platform/netguard"
@@ -175,7 +176,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		links := medialink.NewSigner(p.cfg.MediaSecret, p.cfg.MediaLinkTTL)
 		p.events = &activities.Events{
 			Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: p.temporal, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: p.cfg.WebhookRetries,
-			InFlight: storage.Caps{Endpoint: p.cfg.WebhookEndpointInFlight, Account: p.cfg.WebhookAccountInFlight},
+			InFlight: model.DeliveryCaps{Endpoint: p.cfg.WebhookEndpointInFlight, Account: p.cfg.WebhookAccountInFlight},
 			VideoURL: func(key string) string { return p.cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 		}
 		notifier := wiring.Notifier(store, catalog, "", p.cfg.BaseURL)
@@ -369,14 +370,9 @@ func (p *platform) waitFor(path, key string, timeout time.Duration, cond func(jo
 func final(j job) bool { return j.Status == "done" || j.Status == "failed" }
 
 // ledger returns an account's charges for a job.
-func (p *platform) charges(jobID int64) []storage.LedgerEntry {
+func (p *platform) charges(jobID int64) []model.LedgerEntry {
 	p.t.Helper()
-	var out []storage.LedgerEntry
-	err := p.db.NewSelect().Model(&out).Where("job_id = ? AND kind = 'charge'", jobID).Order("id").Scan(context.Background())
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return out
+	return testenv.LedgerEntries(p.t, p.db, "job_id = ? AND kind = 'charge'", jobID)
 }
 
 // fixtures makes each generated media file once per test binary.

@@ -16,6 +16,7 @@ import (
 
 	"parley/activities"
 	"parley/api"
+	"parley/model"
 	"parley/platform/config"
 	"parley/platform/i18n"
 	"parley/platform/netguard"
@@ -153,7 +154,7 @@ func newEvents(cfg config.Config, store storage.Store, c client.Client, guard ne
 	links := medialink.NewSigner(cfg.MediaSecret, cfg.MediaLinkTTL)
 	return &activities.Events{
 		Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: c, Guard: guard, HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
-		InFlight: storage.Caps{Endpoint: cfg.WebhookEndpointInFlight, Account: cfg.WebhookAccountInFlight},
+		InFlight: model.DeliveryCaps{Endpoint: cfg.WebhookEndpointInFlight, Account: cfg.WebhookAccountInFlight},
 		VideoURL: func(key string) string { return cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 	}
 }
