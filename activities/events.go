@@ -13,35 +13,35 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
+	"parley/model"
 	"parley/platform/netguard"
 	"parley/provider/stdwebhook"
 	"parley/rules/jobspec"
 	"parley/rules/webhookevent"
 	"parley/service/jobs"
 	"parley/service/notify"
-	"parley/storage"
 	"parley/workflows"
 )
 
 // EventLog records each occurrence of an event once.
 type EventLog interface {
-	Record(ctx context.Context, accountID, typ, subject string, build func(id int64, at time.Time) (json.RawMessage, error)) (storage.Event, error)
+	Record(ctx context.Context, accountID, typ, subject string, build func(id int64, at time.Time) (json.RawMessage, error)) (model.Event, error)
 }
 
 // WebhookStore holds the endpoints, deliveries and attempts of webhooks.
 type WebhookStore interface {
-	OpenDeliveries(ctx context.Context, event storage.Event) ([]storage.WebhookDelivery, error)
-	Delivery(ctx context.Context, id int64) (storage.WebhookDelivery, error)
-	EndpointByID(ctx context.Context, id int64) (storage.WebhookEndpoint, error)
+	OpenDeliveries(ctx context.Context, event model.Event) ([]model.WebhookDelivery, error)
+	Delivery(ctx context.Context, id int64) (model.WebhookDelivery, error)
+	EndpointByID(ctx context.Context, id int64) (model.WebhookEndpoint, error)
 	SetDeliveryStatus(ctx context.Context, id int64, status string) error
-	RecordAttempt(ctx context.Context, a *storage.WebhookAttempt, status string) error
-	TakeLease(ctx context.Context, d storage.WebhookDelivery, caps storage.Caps, ttl time.Duration) (bool, error)
+	RecordAttempt(ctx context.Context, a *model.WebhookAttempt, status string) error
+	TakeLease(ctx context.Context, d model.WebhookDelivery, caps model.DeliveryCaps, ttl time.Duration) (bool, error)
 	ReleaseLease(ctx context.Context, id int64, accountID string) error
 }
 
 // JobReader reads a job's row.
 type JobReader interface {
-	Get(ctx context.Context, id int64) (storage.Job, error)
+	Get(ctx context.Context, id int64) (model.Job, error)
 }
 
 // Events records events and delivers them to the account's webhook
@@ -63,7 +63,7 @@ type Events struct {
 	// InFlight caps the attempts at once to one endpoint and to one
 	// account, across every worker (PARLEY_WEBHOOK_ENDPOINT_INFLIGHT,
 	// PARLEY_WEBHOOK_ACCOUNT_INFLIGHT).
-	InFlight storage.Caps
+	InFlight model.DeliveryCaps
 }
 
 // leaseTTL is how long an attempt's place stays taken when its worker dies
@@ -148,7 +148,7 @@ func (a *Events) EmitJob(ctx context.Context, in workflows.EmitJobInput) error {
 	return a.Emit(ctx, workflows.EmitInput{AccountID: job.AccountID, Type: in.Type, Subject: in.Subject, Data: data})
 }
 
-func (a *Events) jobData(job storage.Job) ([]byte, error) {
+func (a *Events) jobData(job model.Job) ([]byte, error) {
 	var view any = jobs.NewTranscription(job, true)
 	if job.Kind == jobspec.Subtitles {
 		view = jobs.NewSubtitles(job, a.VideoURL)
@@ -162,7 +162,7 @@ func (a *Events) jobData(job storage.Job) ([]byte, error) {
 
 // jobFinished raises what a job's final state means: its event
 // (transcription.done, subtitles.failed, …) and the owner's notifications.
-func (a *Events) jobFinished(ctx context.Context, job storage.Job, notifications string) error {
+func (a *Events) jobFinished(ctx context.Context, job model.Job, notifications string) error {
 	if job.Status != jobspec.Done && job.Status != jobspec.Failed {
 		return fmt.Errorf("job %d is %s, not final", job.ID, job.Status)
 	}
@@ -192,7 +192,7 @@ func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhook
 		return workflows.DeliverWebhookResult{}, err
 	}
 	if ep.DeletedAt != nil {
-		return workflows.DeliverWebhookResult{Abandoned: true}, hooks.SetDeliveryStatus(ctx, d.ID, storage.DeliveryFailed)
+		return workflows.DeliverWebhookResult{Abandoned: true}, hooks.SetDeliveryStatus(ctx, d.ID, model.DeliveryFailed)
 	}
 	taken, err := hooks.TakeLease(ctx, d, a.InFlight, leaseTTL)
 	if err != nil {
@@ -225,14 +225,14 @@ func (a *Events) DeliverWebhook(ctx context.Context, in workflows.DeliverWebhook
 		activity.GetLogger(ctx).Info("webhook attempt got no answer", "DeliveryID", d.ID, "EndpointID", d.EndpointID,
 			"Category", res.Err, "Error", res.Cause)
 	}
-	status := storage.DeliveryPending
+	status := model.DeliveryPending
 	switch {
 	case res.OK():
-		status = storage.DeliveryDelivered
+		status = model.DeliveryDelivered
 	case in.Last:
-		status = storage.DeliveryFailed
+		status = model.DeliveryFailed
 	}
-	attempt := storage.WebhookAttempt{DeliveryID: d.ID, LatencyMS: int(res.Latency.Milliseconds())}
+	attempt := model.WebhookAttempt{DeliveryID: d.ID, LatencyMS: int(res.Latency.Milliseconds())}
 	if res.StatusCode != 0 {
 		attempt.StatusCode = &res.StatusCode
 	}

@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"parley/model"
 	"parley/platform/netguard"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -25,20 +25,20 @@ type fakeHooks struct {
 	free     bool
 	taken    int
 	released int
-	attempts []storage.WebhookAttempt
+	attempts []model.WebhookAttempt
 	statuses []string
 }
 
-func (f *fakeHooks) Delivery(context.Context, int64) (storage.WebhookDelivery, error) {
-	return storage.WebhookDelivery{ID: 7, AccountID: "acc_1", EventID: 3, EndpointID: 5, Event: &storage.Event{Payload: []byte(`{}`)}}, nil
+func (f *fakeHooks) Delivery(context.Context, int64) (model.WebhookDelivery, error) {
+	return model.WebhookDelivery{ID: 7, AccountID: "acc_1", EventID: 3, EndpointID: 5, Event: &model.Event{Payload: []byte(`{}`)}}, nil
 }
 
-func (f *fakeHooks) EndpointByID(context.Context, int64) (storage.WebhookEndpoint, error) {
-	return storage.WebhookEndpoint{ID: 5, AccountID: "acc_1", URL: f.url, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, nil
+func (f *fakeHooks) EndpointByID(context.Context, int64) (model.WebhookEndpoint, error) {
+	return model.WebhookEndpoint{ID: 5, AccountID: "acc_1", URL: f.url, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, nil
 }
 
-func (f *fakeHooks) TakeLease(_ context.Context, d storage.WebhookDelivery, caps storage.Caps, ttl time.Duration) (bool, error) {
-	if caps != (storage.Caps{Endpoint: 1, Account: 48}) || ttl <= 15*time.Second {
+func (f *fakeHooks) TakeLease(_ context.Context, d model.WebhookDelivery, caps model.DeliveryCaps, ttl time.Duration) (bool, error) {
+	if caps != (model.DeliveryCaps{Endpoint: 1, Account: 48}) || ttl <= 15*time.Second {
 		return false, errors.New("unexpected caps or ttl")
 	}
 	if f.free {
@@ -52,7 +52,7 @@ func (f *fakeHooks) ReleaseLease(context.Context, int64, string) error {
 	return nil
 }
 
-func (f *fakeHooks) RecordAttempt(_ context.Context, a *storage.WebhookAttempt, status string) error {
+func (f *fakeHooks) RecordAttempt(_ context.Context, a *model.WebhookAttempt, status string) error {
 	f.attempts, f.statuses = append(f.attempts, *a), append(f.statuses, status)
 	return nil
 }
@@ -77,15 +77,15 @@ func TestDeliverWebhookLeaseAndCategories(t *testing.T) {
 		wantError  string
 		wantStatus string
 	}{
-		{"503", loopback, unavailable.URL, true, false, "HTTP status 503", storage.DeliveryPending},
-		{"refused, last attempt", loopback, closed.URL, true, true, "connection refused", storage.DeliveryFailed},
-		{"guard", netguard.Guard{}, unavailable.URL, true, false, "URL refused: only https URLs are accepted", storage.DeliveryPending},
+		{"503", loopback, unavailable.URL, true, false, "HTTP status 503", model.DeliveryPending},
+		{"refused, last attempt", loopback, closed.URL, true, true, "connection refused", model.DeliveryFailed},
+		{"guard", netguard.Guard{}, unavailable.URL, true, false, "URL refused: only https URLs are accepted", model.DeliveryPending},
 		{"no place", loopback, unavailable.URL, false, false, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hooks := &fakeHooks{url: tt.url, free: tt.free}
-			a := &Events{Webhooks: hooks, Guard: tt.guard, HTTP: tt.guard.EndpointClient(time.Minute), InFlight: storage.Caps{Endpoint: 1, Account: 48}}
+			a := &Events{Webhooks: hooks, Guard: tt.guard, HTTP: tt.guard.EndpointClient(time.Minute), InFlight: model.DeliveryCaps{Endpoint: 1, Account: 48}}
 			env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
 			env.RegisterActivity(a.DeliverWebhook)
 			start := time.Now()

@@ -13,7 +13,6 @@ import (
 	"parley/platform/problem"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -22,16 +21,16 @@ import (
 // run them against PostgreSQL.
 
 type fakeJobs struct {
-	jobs     map[int64]storage.Job
+	jobs     map[int64]model.Job
 	advanced []string
 	reopened []int64
 	finished map[int64][3]string // status, code, message
 }
 
-func (f *fakeJobs) Get(_ context.Context, id int64) (storage.Job, error) {
+func (f *fakeJobs) Get(_ context.Context, id int64) (model.Job, error) {
 	j, ok := f.jobs[id]
 	if !ok {
-		return j, storage.ErrNotFound
+		return j, model.ErrNotFound
 	}
 	return j, nil
 }
@@ -57,14 +56,14 @@ func (f *fakeJobs) Finish(_ context.Context, id int64, status, code, message str
 	return nil
 }
 
-type fakeLedger struct{ posted []storage.Movement }
+type fakeLedger struct{ posted []model.Movement }
 
-func (f *fakeLedger) PostAll(_ context.Context, ms []storage.Movement) ([]storage.LedgerEntry, error) {
+func (f *fakeLedger) PostAll(_ context.Context, ms []model.Movement) ([]model.LedgerEntry, error) {
 	f.posted = append(f.posted, ms...)
-	return make([]storage.LedgerEntry, len(ms)), nil
+	return make([]model.LedgerEntry, len(ms)), nil
 }
 
-func (f *fakeLedger) Post(_ context.Context, m storage.Movement) (model.LedgerEntry, error) {
+func (f *fakeLedger) Post(_ context.Context, m model.Movement) (model.LedgerEntry, error) {
 	f.posted = append(f.posted, m)
 	return model.LedgerEntry{}, nil
 }
@@ -81,7 +80,7 @@ func catalog(t *testing.T) *i18n.Catalog {
 // Start moves a queued job on, reopens a failed one (an operator's reset)
 // and refuses a done one.
 func TestStartByStatus(t *testing.T) {
-	jobs := &fakeJobs{jobs: map[int64]storage.Job{
+	jobs := &fakeJobs{jobs: map[int64]model.Job{
 		1: {ID: 1, Status: jobspec.Queued}, 2: {ID: 2, Status: jobspec.Failed}, 3: {ID: 3, Status: jobspec.Done},
 	}}
 	a := &Jobs{Jobs: jobs, Catalog: catalog(t)}
@@ -104,7 +103,7 @@ func TestStartByStatus(t *testing.T) {
 // Charge posts one movement per priced stage, keyed by job and stage, and
 // none for a free stage; an unknown stage is refused.
 func TestChargeKeysEachStage(t *testing.T) {
-	jobs := &fakeJobs{jobs: map[int64]storage.Job{
+	jobs := &fakeJobs{jobs: map[int64]model.Job{
 		7: {ID: 7, AccountID: "acc_1", Kind: jobspec.Subtitles, Costs: jobspec.Costs{Transcription: 100, Burn: 50}},
 	}}
 	ledger := &fakeLedger{}
@@ -131,7 +130,7 @@ func TestChargeKeysEachStage(t *testing.T) {
 // Finish without a code ends the job done; with one, failed with the
 // code's English message when the workflow sent none.
 func TestFinishRendersTheMessage(t *testing.T) {
-	jobs := &fakeJobs{jobs: map[int64]storage.Job{}}
+	jobs := &fakeJobs{jobs: map[int64]model.Job{}}
 	a := &Jobs{Jobs: jobs, Catalog: catalog(t)}
 	ctx := context.Background()
 	if err := a.Finish(ctx, workflows.FinishInput{JobID: 1}); err != nil {
@@ -150,11 +149,11 @@ func TestFinishRendersTheMessage(t *testing.T) {
 
 type fakeConversations struct {
 	ConversationStore // only Get and MarkCharged are called
-	byID              map[int64]storage.Conversation
+	byID              map[int64]model.Conversation
 	charged           []int64
 }
 
-func (f *fakeConversations) Get(_ context.Context, id int64) (storage.Conversation, error) {
+func (f *fakeConversations) Get(_ context.Context, id int64) (model.Conversation, error) {
 	return f.byID[id], nil
 }
 
@@ -168,13 +167,13 @@ func (f *fakeConversations) MarkCharged(_ context.Context, id int64) error {
 // already charged call alone.
 func TestVoiceChargeOnce(t *testing.T) {
 	price, zero := billing.Micros(1500), billing.Micros(0)
-	var c storage.Conversation
+	var c model.Conversation
 	priced, free, unpriced, done := c, c, c, c
 	priced.ID, priced.AccountID, priced.CostMicros = 1, "acc_1", &price
 	free.ID, free.CostMicros = 2, &zero
 	unpriced.ID = 3
 	done.ID, done.CostMicros, done.ChargedAt = 4, &price, new(time.Time)
-	convs := &fakeConversations{byID: map[int64]storage.Conversation{1: priced, 2: free, 3: unpriced, 4: done}}
+	convs := &fakeConversations{byID: map[int64]model.Conversation{1: priced, 2: free, 3: unpriced, 4: done}}
 	ledger := &fakeLedger{}
 	a := &Voice{Conversations: convs, Ledger: ledger}
 	for id := int64(1); id <= 4; id++ {

@@ -5,18 +5,18 @@ import (
 	"errors"
 	"fmt"
 
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/platform/problem"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
-	"parley/storage"
 	"parley/workflows"
 )
 
 // JobRecords is the part of the job repository the bookkeeping
 // activities use.
 type JobRecords interface {
-	Get(ctx context.Context, id int64) (storage.Job, error)
+	Get(ctx context.Context, id int64) (model.Job, error)
 	Advance(ctx context.Context, id int64, from []string, to string) (bool, error)
 	Reopen(ctx context.Context, id int64) error
 	Finish(ctx context.Context, id int64, status, code, message string) error
@@ -24,12 +24,12 @@ type JobRecords interface {
 
 // ChargeLedger posts a job's charges, all or none.
 type ChargeLedger interface {
-	PostAll(ctx context.Context, ms []storage.Movement) ([]storage.LedgerEntry, error)
+	PostAll(ctx context.Context, ms []model.Movement) ([]model.LedgerEntry, error)
 }
 
 // Outbox queues the notifications of a finished job.
 type Outbox interface {
-	Queue(ctx context.Context, j storage.Job) error
+	Queue(ctx context.Context, j model.Job) error
 }
 
 // PriceList is today's per-minute price of each job stage.
@@ -44,7 +44,7 @@ type Reservations interface {
 
 // JobUpdater writes columns of a job's row.
 type JobUpdater interface {
-	Update(ctx context.Context, j *storage.Job, columns ...string) error
+	Update(ctx context.Context, j *model.Job, columns ...string) error
 }
 
 // Repricing is what pricing a job again for its measured duration takes.
@@ -98,7 +98,7 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 	if err != nil {
 		return err
 	}
-	var ms []storage.Movement
+	var ms []model.Movement
 	for _, name := range in.Stages {
 		stage, ok := jobspec.StageNamed(name)
 		if !ok {
@@ -108,8 +108,8 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 		if amount == 0 {
 			continue
 		}
-		ms = append(ms, storage.Movement{
-			AccountID: job.AccountID, Kind: storage.KindCharge, Service: stage.Service, Amount: amount,
+		ms = append(ms, model.Movement{
+			AccountID: job.AccountID, Kind: model.KindCharge, Service: stage.Service, Amount: amount,
 			Key: billing.ChargeKey(job.Kind, job.ID, name), JobKind: job.Kind, JobID: job.ID, Stage: name,
 		})
 	}
@@ -117,7 +117,7 @@ func (a *Jobs) Charge(ctx context.Context, in workflows.ChargeInput) error {
 		return nil
 	}
 	_, err = a.Ledger.PostAll(ctx, ms)
-	var short *storage.InsufficientBalanceError
+	var short *model.InsufficientBalanceError
 	if errors.As(err, &short) {
 		return refuse(a.Catalog, problem.InsufficientBalance, short.Details(), err)
 	}
@@ -138,13 +138,13 @@ func (a *Jobs) Reprice(ctx context.Context, in workflows.RepriceInput) error {
 
 // reprice prices job's stages for seconds of media, reserves the total and
 // stores the duration and costs on the job.
-func (r Repricing) reprice(ctx context.Context, catalog *i18n.Catalog, job *storage.Job, seconds float64) error {
+func (r Repricing) reprice(ctx context.Context, catalog *i18n.Catalog, job *model.Job, seconds float64) error {
 	stages := jobspec.Stages(job.Kind, job.UseVoiceCleanup)
 	if err := jobspec.Price(&job.Costs, stages, seconds, r.Prices.PerMinute(ctx)); err != nil {
 		return err
 	}
 	err := r.Reservations.Reserve(ctx, job.Kind, job.ID, job.Costs.Total())
-	var short *storage.InsufficientBalanceError
+	var short *model.InsufficientBalanceError
 	if errors.As(err, &short) {
 		return refuse(catalog, problem.InsufficientBalance, short.Details(), err)
 	}
@@ -180,5 +180,5 @@ func (a *Jobs) Notify(ctx context.Context, in workflows.JobInput) error {
 	if err := a.Outbox.Queue(ctx, job); err != nil {
 		return err
 	}
-	return a.Events.jobFinished(ctx, job, storage.NotificationEvent(job))
+	return a.Events.jobFinished(ctx, job, model.NotificationEvent(job))
 }

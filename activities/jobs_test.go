@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/platform/problem"
 	"parley/rules/billing"
@@ -34,10 +35,10 @@ func jobsActivities(t *testing.T) (*Jobs, *bun.DB) {
 }
 
 // admitted creates an admitted subtitle job with the given stage prices.
-func admitted(t *testing.T, db *bun.DB, balance billing.Micros, costs [3]billing.Micros) storage.Job {
+func admitted(t *testing.T, db *bun.DB, balance billing.Micros, costs [3]billing.Micros) model.Job {
 	t.Helper()
 	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: balance})
-	j := storage.Job{AccountID: acc.ID, Kind: jobspec.Subtitles, Status: jobspec.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto",
+	j := model.Job{AccountID: acc.ID, Kind: jobspec.Subtitles, Status: jobspec.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto",
 		Costs: jobspec.Costs{Transcription: costs[0], VoiceCleanup: costs[1], Burn: costs[2]}, EmailAfter: true}
 	if err := (storage.Admissions{DB: db}).Admit(context.Background(), &j, j.Costs.Total()); err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func admitted(t *testing.T, db *bun.DB, balance billing.Micros, costs [3]billing
 	return j
 }
 
-func reload(t *testing.T, db *bun.DB, id int64) storage.Job {
+func reload(t *testing.T, db *bun.DB, id int64) model.Job {
 	t.Helper()
 	j, err := storage.Jobs{DB: db}.Get(context.Background(), id)
 	if err != nil {
@@ -73,10 +74,7 @@ func TestChargeIsAllOrNothingAndOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var entries []storage.LedgerEntry
-	if err := db.NewSelect().Model(&entries).Where("job_id = ?", j.ID).Order("id").Scan(ctx); err != nil {
-		t.Fatal(err)
-	}
+	entries := testenv.LedgerEntries(t, db, "job_id = ?", j.ID)
 	if len(entries) != 2 || *entries[0].Stage != "transcription" || *entries[1].Stage != "burn" || entries[1].Service != "subtitle_burn" {
 		t.Fatalf("entries %+v: want transcription and burn once each, no zero-priced cleanup", entries)
 	}
@@ -86,8 +84,7 @@ func TestChargeIsAllOrNothingAndOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode(t, a.Charge(ctx, workflows.ChargeInput{JobID: poor.ID, Stages: all}), problem.InsufficientBalance)
-	n, _ := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("job_id = ?", poor.ID).Count(ctx)
-	if n != 0 {
+	if n := len(testenv.LedgerEntries(t, db, "job_id = ?", poor.ID)); n != 0 {
 		t.Fatalf("%d entries after a refused charge, want none", n)
 	}
 }

@@ -10,21 +10,21 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/platform/netguard"
 	"parley/platform/problem"
 	"parley/provider/media"
 	"parley/rules/jobspec"
 	"parley/service/jobs"
-	"parley/storage"
 	"parley/workflows"
 )
 
 // MediaJobs is the part of the job repository the media activities use.
 type MediaJobs interface {
 	ProgressStore
-	Get(ctx context.Context, id int64) (storage.Job, error)
-	Update(ctx context.Context, j *storage.Job, columns ...string) error
+	Get(ctx context.Context, id int64) (model.Job, error)
+	Update(ctx context.Context, j *model.Job, columns ...string) error
 }
 
 // Media are the activities that fetch, probe and convert a job's media.
@@ -104,7 +104,7 @@ func (a *Media) Download(ctx context.Context, in workflows.JobInput) (workflows.
 
 // reserve prices every stage of the job for seconds of media and raises its
 // reservation to match; a balance that no longer covers it refuses the job.
-func (a *Media) reserve(ctx context.Context, job *storage.Job, seconds float64) error {
+func (a *Media) reserve(ctx context.Context, job *model.Job, seconds float64) error {
 	return a.Repricing.reprice(ctx, a.Catalog, job, seconds)
 }
 

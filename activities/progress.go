@@ -7,12 +7,12 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"parley/storage"
+	"parley/model"
 )
 
 // ProgressStore records what a job's running step has done so far.
 type ProgressStore interface {
-	Progress(ctx context.Context, id int64, w storage.ProgressWrite) (bool, error)
+	Progress(ctx context.Context, id int64, w model.ProgressWrite) (bool, error)
 }
 
 // progressInterval is the least time between two progress writes of one
@@ -34,7 +34,7 @@ func attempt(ctx context.Context) int {
 // so it is logged, never the activity's failure.
 // burnRun, when not 0, ties the write to that burn run.
 func enterStage(ctx context.Context, jobs ProgressStore, jobID int64, stage string, burnRun int) {
-	w := storage.ProgressWrite{Stage: stage, Attempt: attempt(ctx), BurnRun: burnRun}
+	w := model.ProgressWrite{Stage: stage, Attempt: attempt(ctx), BurnRun: burnRun}
 	if _, err := jobs.Progress(ctx, jobID, w); err != nil {
 		warnProgress(ctx, jobID, err)
 	}
@@ -122,7 +122,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // progressOf is the throttled writer of one attempt's fraction of stage;
 // burnRun, when not 0, ties the writes to that burn run.
 func progressOf(ctx context.Context, jobs ProgressStore, jobID int64, stage string, burnRun int) *throttle {
-	w := storage.ProgressWrite{Stage: stage, Attempt: attempt(ctx), BurnRun: burnRun}
+	w := model.ProgressWrite{Stage: stage, Attempt: attempt(ctx), BurnRun: burnRun}
 	return newThrottle(func(ctx context.Context, fraction float64) {
 		w.Fraction = &fraction
 		if _, err := jobs.Progress(ctx, jobID, w); err != nil {

@@ -11,13 +11,13 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"parley/model"
 	"parley/provider/twilio"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
 	"parley/rules/sms"
 	"parley/rules/webhookevent"
 	"parley/service/messaging"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -30,18 +30,18 @@ type Carrier interface {
 
 // SMSStore is the part of the SMS repository the SMS activities use.
 type SMSStore interface {
-	Message(ctx context.Context, id int64) (storage.SMSMessage, error)
-	StartAttempt(ctx context.Context, id int64, now time.Time, lease time.Duration) (storage.SMSMessage, time.Time, error)
+	Message(ctx context.Context, id int64) (model.SMSMessage, error)
+	StartAttempt(ctx context.Context, id int64, now time.Time, lease time.Duration) (model.SMSMessage, time.Time, error)
 	EndAttempt(ctx context.Context, id int64, until time.Time) error
 	KnownSIDs(ctx context.Context, sids []string) (map[string]bool, error)
-	Accept(ctx context.Context, m storage.SMSMessage, sid string, charge storage.Movement) error
+	Accept(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error
 	Fail(ctx context.Context, id int64, code, message string) error
-	ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (storage.SMSMessage, bool, error)
+	ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error)
 	BatchMessageIDs(ctx context.Context, batchID int64, offset, limit int) ([]int64, error)
 	StartBatch(ctx context.Context, id int64) error
-	ConcludeBatch(ctx context.Context, id int64) (storage.SMSBatch, error)
-	BatchOwned(ctx context.Context, accountID string, id int64) (storage.SMSBatch, []storage.SMSMessage, error)
-	Unsettled(ctx context.Context, batchID, messageID int64) ([]storage.SMSMessage, error)
+	ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error)
+	BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error)
+	Unsettled(ctx context.Context, batchID, messageID int64) ([]model.SMSMessage, error)
 }
 
 // SMS hands messages to the carrier and follows their delivery.
@@ -105,7 +105,7 @@ const attemptWithoutDeadline = time.Minute
 // for when it ends before this attempt's deadline (a dead worker's lease
 // does: it was taken no later than ours); otherwise it is a retryable error
 // that asks to be retried when that lease ends.
-func (a *SMS) begin(ctx context.Context, id int64) (storage.SMSMessage, func(*error), error) {
+func (a *SMS) begin(ctx context.Context, id int64) (model.SMSMessage, func(*error), error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = a.Now().Add(attemptWithoutDeadline)
@@ -113,7 +113,7 @@ func (a *SMS) begin(ctx context.Context, id int64) (storage.SMSMessage, func(*er
 	for {
 		now := a.Now()
 		m, until, err := a.Store.StartAttempt(ctx, id, now, deadline.Sub(now))
-		var busy *storage.AttemptInFlightError
+		var busy *model.AttemptInFlightError
 		if errors.As(err, &busy) {
 			if busy.Until.After(deadline) {
 				return m, nil, temporal.NewApplicationErrorWithOptions(busy.Error(), "SMSAttemptInFlight",
@@ -148,7 +148,7 @@ const leaseClockMargin = 100 * time.Millisecond
 // acceptEarlier records the message an earlier attempt at m created at the
 // carrier, if m was attempted before and the carrier has one, and reports
 // whether it did.
-func (a *SMS) acceptEarlier(ctx context.Context, m storage.SMSMessage) (bool, error) {
+func (a *SMS) acceptEarlier(ctx context.Context, m model.SMSMessage) (bool, error) {
 	if m.SendAttemptedAt == nil {
 		return false, nil
 	}
@@ -164,7 +164,7 @@ func (a *SMS) acceptEarlier(ctx context.Context, m storage.SMSMessage) (bool, er
 // message of ours has recorded. The same text can go to the same number
 // more than once (a batch may list a recipient twice, a client may send it
 // again); taking another message's sid would leave m never sent.
-func (a *SMS) earlierSend(ctx context.Context, m storage.SMSMessage) (string, bool, error) {
+func (a *SMS) earlierSend(ctx context.Context, m model.SMSMessage) (string, bool, error) {
 	found, err := a.Carrier.FindAllSent(ctx, m.FromPhone, m.ToPhone, m.Body, m.SendAttemptedAt.Add(-findSentMargin))
 	if err != nil || len(found) == 0 {
 		return "", false, err
@@ -186,9 +186,9 @@ func (a *SMS) earlierSend(ctx context.Context, m storage.SMSMessage) (string, bo
 }
 
 // accept records the carrier's sid and charges the message, once.
-func (a *SMS) accept(ctx context.Context, m storage.SMSMessage, sid string) error {
-	return a.Store.Accept(ctx, m, sid, storage.Movement{
-		AccountID: m.AccountID, Kind: storage.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
+func (a *SMS) accept(ctx context.Context, m model.SMSMessage, sid string) error {
+	return a.Store.Accept(ctx, m, sid, model.Movement{
+		AccountID: m.AccountID, Kind: model.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
 		Key: billing.SMSSendKey(m.ID), JobKind: jobspec.SMSMessage, JobID: m.ID, Stage: "send",
 	})
 }

@@ -17,6 +17,7 @@ import (
 
 	"parley/devstack/localcarrier"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/provider/twilio"
 	"parley/rules/billing"
 	"parley/rules/sms"
@@ -48,12 +49,12 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := storage.SMSSend{AccountID: acc.ID, From: from, Batch: true}
+	send := model.SMSSend{AccountID: acc.ID, From: from, Batch: true}
 	for range 3 {
-		send.Messages = append(send.Messages, storage.SMSMessage{ToPhone: "+12025550142", Country: "US", Body: "doors open at 7",
+		send.Messages = append(send.Messages, model.SMSMessage{ToPhone: "+12025550142", Country: "US", Body: "doors open at 7",
 			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
 	}
-	if _, err := store.Admit(ctx, &send, time.Now(), func(storage.SMSUsage) error { return nil }); err != nil {
+	if _, err := store.Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	first, second, third := send.Messages[0], send.Messages[1], send.Messages[2]
@@ -63,7 +64,7 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 			t.Fatalf("the carrier has %d messages, want %d", got, want)
 		}
 	}
-	sidOf := func(m storage.SMSMessage) string {
+	sidOf := func(m model.SMSMessage) string {
 		t.Helper()
 		got, err := store.Message(ctx, m.ID)
 		if err != nil {
@@ -108,9 +109,8 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 	if sids := map[string]bool{sidOf(first): true, sidOf(second): true, sidOf(third): true}; len(sids) != 3 {
 		t.Fatalf("the three messages share sids: %v", sids)
 	}
-	charges, err := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("account_id = ? AND kind = ?", acc.ID, storage.KindCharge).Count(ctx)
-	if err != nil || charges != 3 {
-		t.Fatalf("%d charges (%v), want 3", charges, err)
+	if charges := testenv.LedgerEntries(t, db, "account_id = ? AND kind = ?", acc.ID, model.KindCharge); len(charges) != 3 {
+		t.Fatalf("%d charges, want 3", len(charges))
 	}
 }
 
@@ -139,12 +139,12 @@ func TestSMSRefreshSettlesDeletedMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := storage.SMSSend{AccountID: acc.ID, From: from, Batch: true}
+	send := model.SMSSend{AccountID: acc.ID, From: from, Batch: true}
 	for _, to := range []string{"+12025550101", "+12025550102", "+12025550104"} {
-		send.Messages = append(send.Messages, storage.SMSMessage{ToPhone: to, Country: "US", Body: "doors open at 7",
+		send.Messages = append(send.Messages, model.SMSMessage{ToPhone: to, Country: "US", Body: "doors open at 7",
 			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
 	}
-	batchID, err := store.Admit(ctx, &send, time.Now(), func(storage.SMSUsage) error { return nil })
+	batchID, err := store.Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ type smsFixture struct {
 	carrier *localcarrier.Server
 	client  *twilio.Client
 	account string
-	from    storage.OwnedNumber
+	from    model.OwnedNumber
 }
 
 func newSMSFixture(t *testing.T) smsFixture {
@@ -284,14 +284,14 @@ func newSMSFixture(t *testing.T) smsFixture {
 }
 
 // admit admits a batch (or, for one recipient and !batch, a single send).
-func (f smsFixture) admit(t *testing.T, batch bool, to ...string) (int64, []storage.SMSMessage) {
+func (f smsFixture) admit(t *testing.T, batch bool, to ...string) (int64, []model.SMSMessage) {
 	t.Helper()
-	send := storage.SMSSend{AccountID: f.account, From: f.from, Batch: batch}
+	send := model.SMSSend{AccountID: f.account, From: f.from, Batch: batch}
 	for _, p := range to {
-		send.Messages = append(send.Messages, storage.SMSMessage{ToPhone: p, Country: "US", Body: "doors open at 7",
+		send.Messages = append(send.Messages, model.SMSMessage{ToPhone: p, Country: "US", Body: "doors open at 7",
 			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
 	}
-	batchID, err := f.store.Admit(context.Background(), &send, time.Now(), func(storage.SMSUsage) error { return nil })
+	batchID, err := f.store.Admit(context.Background(), &send, time.Now(), func(model.SMSUsage) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/platform/problem"
 	"parley/provider/media"
@@ -17,15 +18,14 @@ import (
 	"parley/rules/chunking"
 	"parley/rules/jobspec"
 	"parley/rules/transcript"
-	"parley/storage"
 	"parley/workflows"
 )
 
 // SpeechJobs is the part of the job repository the speech activities use.
 type SpeechJobs interface {
 	ProgressStore
-	Get(ctx context.Context, id int64) (storage.Job, error)
-	Update(ctx context.Context, j *storage.Job, columns ...string) error
+	Get(ctx context.Context, id int64) (model.Job, error)
+	Update(ctx context.Context, j *model.Job, columns ...string) error
 	StartChunks(ctx context.Context, id int64, chunks int) (bool, error)
 	ChunkDone(ctx context.Context, id int64, chunk int) (bool, error)
 }

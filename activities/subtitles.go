@@ -9,12 +9,12 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/platform/problem"
 	"parley/provider/media"
 	"parley/rules/jobspec"
 	"parley/rules/subtitles"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -22,15 +22,15 @@ import (
 // use.
 type SubtitleJobs interface {
 	ProgressStore
-	Get(ctx context.Context, id int64) (storage.Job, error)
-	Update(ctx context.Context, j *storage.Job, columns ...string) error
+	Get(ctx context.Context, id int64) (model.Job, error)
+	Update(ctx context.Context, j *model.Job, columns ...string) error
 	EndReburn(ctx context.Context, id int64, code, message string) error
 }
 
 // CaptionVersions are the stored versions of a job's SRT.
 type CaptionVersions interface {
 	SaveGenerated(ctx context.Context, jobID int64, srt string) error
-	Latest(ctx context.Context, jobID int64) (storage.SubtitleVersion, error)
+	Latest(ctx context.Context, jobID int64) (model.SubtitleVersion, error)
 }
 
 // Subtitles build, burn and publish a subtitle job's captions.
@@ -163,7 +163,7 @@ func (a *Subtitles) Burn(ctx context.Context, in workflows.BurnInput) (workflows
 
 // style reads the job's style and swaps a font that is not installed for the
 // default, noting it on the job rather than failing.
-func (a *Subtitles) style(ctx context.Context, job *storage.Job) (subtitles.Style, error) {
+func (a *Subtitles) style(ctx context.Context, job *model.Job) (subtitles.Style, error) {
 	style, err := subtitles.ParseStyle(string(job.Style))
 	if err != nil {
 		return style, refuse(a.Catalog, problem.BurnFailed, nil, err)
@@ -180,7 +180,7 @@ func (a *Subtitles) style(ctx context.Context, job *storage.Job) (subtitles.Styl
 
 // Publish makes a finished burn run the job's output video.
 func (a *Subtitles) Publish(ctx context.Context, in workflows.PublishInput) error {
-	job := storage.Job{ID: in.JobID, OutputKey: &in.OutputKey}
+	job := model.Job{ID: in.JobID, OutputKey: &in.OutputKey}
 	return a.Jobs.Update(ctx, &job, "output_key")
 }
 

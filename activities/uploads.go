@@ -6,14 +6,14 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"parley/model"
 	"parley/rules/jobspec"
-	"parley/storage"
 	"parley/workflows"
 )
 
 // UploadObjects is the part of the object store the upload sweep uses.
 type UploadObjects interface {
-	ListPage(ctx context.Context, prefix, startAfter string, limit int) ([]storage.StoredObject, error)
+	ListPage(ctx context.Context, prefix, startAfter string, limit int) ([]model.StoredObject, error)
 	RemoveAll(ctx context.Context, keys []string) error
 }
 

@@ -21,7 +21,6 @@ import (
 	"parley/rules/jobspec"
 	"parley/rules/webhookevent"
 	"parley/service/voice"
-	"parley/storage"
 	"parley/workflows"
 )
 
@@ -34,8 +33,8 @@ type VoiceProvider interface {
 
 // VoiceAgentStore holds the mapped agents and their sync marks.
 type VoiceAgentStore interface {
-	List(ctx context.Context, accountID string) ([]storage.VoiceAgent, error)
-	Get(ctx context.Context, agentID string) (storage.VoiceAgent, error)
+	List(ctx context.Context, accountID string) ([]model.VoiceAgent, error)
+	Get(ctx context.Context, agentID string) (model.VoiceAgent, error)
 	AdvanceMark(ctx context.Context, agentID string, until time.Time) error
 }
 
@@ -43,9 +42,9 @@ type VoiceAgentStore interface {
 type ConversationStore interface {
 	Settled(ctx context.Context, providerIDs []string) (map[string]bool, error)
 	Unsettled(ctx context.Context, agentID string, since time.Time, limit int) ([]string, error)
-	ByProviderID(ctx context.Context, providerID string) (storage.Conversation, error)
-	Upsert(ctx context.Context, c *storage.Conversation) error
-	Get(ctx context.Context, id int64) (storage.Conversation, error)
+	ByProviderID(ctx context.Context, providerID string) (model.Conversation, error)
+	Upsert(ctx context.Context, c *model.Conversation) error
+	Get(ctx context.Context, id int64) (model.Conversation, error)
 	MarkCharged(ctx context.Context, id int64) error
 }
 
@@ -56,7 +55,7 @@ type VoicePrices interface {
 
 // ConversationLedger posts one charge.
 type ConversationLedger interface {
-	Post(ctx context.Context, m storage.Movement) (model.LedgerEntry, error)
+	Post(ctx context.Context, m model.Movement) (model.LedgerEntry, error)
 }
 
 // Voice are the activities of the voice sync and of one conversation's
@@ -120,7 +119,7 @@ func (a *Voice) SyncPage(ctx context.Context, in workflows.VoiceSyncPageInput) (
 		return res, err
 	}
 	agent, err := a.VoiceAgents.Get(ctx, in.AgentID)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		return res, nil // unmapped since the sync began: its walk ends here
 	}
 	if err != nil {
@@ -180,7 +179,7 @@ func (a *Voice) SyncPage(ctx context.Context, in workflows.VoiceSyncPageInput) (
 func (a *Voice) FinishAgent(ctx context.Context, in workflows.VoiceFinishAgentInput) (workflows.VoiceFinishAgentResult, error) {
 	var res workflows.VoiceFinishAgentResult
 	agent, err := a.VoiceAgents.Get(ctx, in.AgentID)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		return res, nil
 	}
 	if err != nil {
@@ -305,7 +304,7 @@ func (a *Voice) Ingest(ctx context.Context, in workflows.ConversationInput) (wor
 		return res, fmt.Errorf("fetch conversation %s: %w", in.ProviderID, err)
 	}
 	agent, err := a.VoiceAgents.Get(ctx, d.AgentID)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		activity.GetLogger(ctx).Info("conversation of an unmapped agent: not stored", "ConversationID", in.ProviderID, "AgentID", d.AgentID)
 		return res, nil
 	}
@@ -371,8 +370,8 @@ func (a *Voice) Charge(ctx context.Context, in workflows.ConversationRef) error 
 		return nil
 	}
 	if *c.CostMicros > 0 {
-		_, err := a.Ledger.Post(ctx, storage.Movement{
-			AccountID: c.AccountID, Kind: storage.KindCharge, Service: billing.ServiceVoiceMinute, Amount: *c.CostMicros,
+		_, err := a.Ledger.Post(ctx, model.Movement{
+			AccountID: c.AccountID, Kind: model.KindCharge, Service: billing.ServiceVoiceMinute, Amount: *c.CostMicros,
 			Key:     billing.ChargeKey(jobspec.Conversation, c.ID, billing.ServiceVoiceMinute),
 			JobKind: jobspec.Conversation, JobID: c.ID, Stage: billing.ServiceVoiceMinute,
 		})

@@ -19,6 +19,7 @@ import (
 
 	"parley/devstack/localvoice"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/provider/elevenlabs"
 	"parley/provider/twilio"
 	"parley/storage"
@@ -32,9 +33,9 @@ import (
 type edge struct {
 	*harness
 	temporal client.Client
-	acc      storage.Account
+	acc      model.Account
 	key      string
-	number   storage.OwnedNumber
+	number   model.OwnedNumber
 	threadID int64
 	agentID  string
 }
@@ -67,13 +68,13 @@ func newEdge(t *testing.T) *edge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _, err := storage.SMS{DB: db}.Receive(ctx, storage.Inbound{SID: fmt.Sprintf("SMedge%d", time.Now().UnixNano()), Number: number,
+	m, _, err := storage.SMS{DB: db}.Receive(ctx, model.Inbound{SID: fmt.Sprintf("SMedge%d", time.Now().UnixNano()), Number: number,
 		From: "+12025550123", Country: "US", Body: "hello", Segments: 1, Encoding: "gsm7"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.agentID = fmt.Sprintf("agent_edge%d", time.Now().UnixNano())
-	if err := (storage.VoiceAgents{DB: db}).Add(ctx, &storage.VoiceAgent{AgentID: e.agentID, AccountID: acc.ID, Name: "edge"}); err != nil {
+	if err := (storage.VoiceAgents{DB: db}).Add(ctx, &model.VoiceAgent{AgentID: e.agentID, AccountID: acc.ID, Name: "edge"}); err != nil {
 		t.Fatal(err)
 	}
 	e.acc, e.key, e.number, e.threadID = acc, key.Secret, number, m.ThreadID
@@ -85,11 +86,11 @@ func (e *edge) stored(t *testing.T) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for name, q := range map[string]*bun.SelectQuery{
-		"sms messages":       e.db.NewSelect().Model((*storage.SMSMessage)(nil)).Where("account_id = ?", e.acc.ID),
-		"sms threads":        e.db.NewSelect().Model((*storage.SMSThread)(nil)).Where("account_id = ?", e.acc.ID),
-		"sms batches":        e.db.NewSelect().Model((*storage.SMSBatch)(nil)).Where("account_id = ?", e.acc.ID),
-		"webhook endpoints":  e.db.NewSelect().Model((*storage.WebhookEndpoint)(nil)).Where("account_id = ?", e.acc.ID),
-		"push subscriptions": e.db.NewSelect().Model((*storage.PushSubscription)(nil)).Where("account_id = ?", e.acc.ID),
+		"sms messages":       e.db.NewSelect().Model((*model.SMSMessage)(nil)).Where("account_id = ?", e.acc.ID),
+		"sms threads":        e.db.NewSelect().Model((*model.SMSThread)(nil)).Where("account_id = ?", e.acc.ID),
+		"sms batches":        e.db.NewSelect().Model((*model.SMSBatch)(nil)).Where("account_id = ?", e.acc.ID),
+		"webhook endpoints":  e.db.NewSelect().Model((*model.WebhookEndpoint)(nil)).Where("account_id = ?", e.acc.ID),
+		"push subscriptions": e.db.NewSelect().Model((*model.PushSubscription)(nil)).Where("account_id = ?", e.acc.ID),
 	} {
 		n, err := q.Count(context.Background())
 		if err != nil {
@@ -98,7 +99,7 @@ func (e *edge) stored(t *testing.T) map[string]int {
 		out[name] = int(n)
 	}
 	var contact *string
-	if err := e.db.NewSelect().Model((*storage.SMSThread)(nil)).Column("remote_contact_name").Where("id = ?", e.threadID).Scan(context.Background(), &contact); err != nil {
+	if err := e.db.NewSelect().Model((*model.SMSThread)(nil)).Column("remote_contact_name").Where("id = ?", e.threadID).Scan(context.Background(), &contact); err != nil {
 		t.Fatal(err)
 	}
 	if contact != nil {
@@ -385,7 +386,7 @@ func TestEdgeCarrierCallbacks(t *testing.T) {
 		t.Fatalf("good inbound: %d %q", code, answer)
 	}
 	var body string
-	if err := e.db.NewSelect().Model((*storage.SMSMessage)(nil)).Column("body").Where("upstream_sid = ?", form.Get("MessageSid")).
+	if err := e.db.NewSelect().Model((*model.SMSMessage)(nil)).Column("body").Where("upstream_sid = ?", form.Get("MessageSid")).
 		Scan(context.Background(), &body); err != nil || body != "hi there" {
 		t.Fatalf("stored body %q (%v)", body, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/jobspec"
 	"parley/rules/medialink"
 	"parley/service/jobs"
@@ -23,10 +24,10 @@ import (
 )
 
 // subtitleJob stores a subtitle job of the account in status with an SRT.
-func subtitleJob(t *testing.T, h *harness, accountID, status string) storage.Job {
+func subtitleJob(t *testing.T, h *harness, accountID, status string) model.Job {
 	t.Helper()
 	d := 10.0
-	j := storage.Job{AccountID: accountID, Kind: jobspec.Subtitles, Status: status, InputKind: "file", FileName: "talk.mp4",
+	j := model.Job{AccountID: accountID, Kind: jobspec.Subtitles, Status: status, InputKind: "file", FileName: "talk.mp4",
 		Source: "api", LanguageRequested: "auto", DurationSec: &d, BurnRuns: 1}
 	if status == jobspec.Done || status == jobspec.Failed {
 		now := time.Now()
@@ -52,7 +53,7 @@ func TestSRTOnlyOfACompletedJob(t *testing.T) {
 		j := subtitleJob(t, h, acc.ID, status)
 		if status == jobspec.Burning {
 			// burning before its first completion: the first burn, not a re-burn
-			if _, err := h.db.NewUpdate().Model((*storage.Job)(nil)).Set("completed_at = NULL").Where("id = ?", j.ID).Exec(context.Background()); err != nil {
+			if _, err := h.db.NewUpdate().Model((*model.Job)(nil)).Set("completed_at = NULL").Where("id = ?", j.ID).Exec(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -137,7 +138,7 @@ func TestControlCharactersAreRefusedNotStored(t *testing.T) {
 			}
 		})
 	}
-	if n, err := h.db.NewSelect().Model((*storage.Job)(nil)).Where("account_id = ?", acc.ID).Where("input_kind = 'url'").Count(context.Background()); err != nil || n != 0 {
+	if n, err := h.db.NewSelect().Model((*model.Job)(nil)).Where("account_id = ?", acc.ID).Where("input_kind = 'url'").Count(context.Background()); err != nil || n != 0 {
 		t.Fatalf("%d URL jobs stored (%v), want none", n, err)
 	}
 
@@ -196,7 +197,7 @@ func TestIdempotencyKeyIsPrintableASCII(t *testing.T) {
 			}
 		})
 	}
-	if n, err := h.db.NewSelect().Model((*storage.Job)(nil)).Where("account_id = ?", acc.ID).Count(context.Background()); err != nil || n != 0 {
+	if n, err := h.db.NewSelect().Model((*model.Job)(nil)).Where("account_id = ?", acc.ID).Count(context.Background()); err != nil || n != 0 {
 		t.Fatalf("%d jobs stored (%v), want none", n, err)
 	}
 	t.Run("printable ASCII with spaces", func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/apikey"
 	"parley/rules/billing"
 	"parley/service/accounts"
@@ -48,8 +49,8 @@ func TestHealthWhenDatabaseIsDown(t *testing.T) {
 func TestProfile(t *testing.T) {
 	h := newHarness(t)
 	acc, key := testenv.Account(t, h.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD})
-	_, err := storage.Ledger{DB: h.db}.Post(context.Background(), storage.Movement{
-		AccountID: acc.ID, Kind: storage.KindCharge, Service: "subtitle_burn", Amount: 250_000, Key: "test-charge",
+	_, err := storage.Ledger{DB: h.db}.Post(context.Background(), model.Movement{
+		AccountID: acc.ID, Kind: model.KindCharge, Service: "subtitle_burn", Amount: 250_000, Key: "test-charge",
 	})
 	if err != nil {
 		t.Fatal(err)

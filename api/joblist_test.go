@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/jobspec"
 	"parley/rules/transcript"
 	"parley/storage"
@@ -52,8 +53,8 @@ func TestListShowsWhatGetShows(t *testing.T) {
 
 // filledJob is a done job of kind with every column set to something other
 // than its zero value.
-func filledJob(accountID, kind string) storage.Job {
-	var j storage.Job
+func filledJob(accountID, kind string) model.Job {
+	var j model.Job
 	fill(reflect.ValueOf(&j).Elem())
 	j.AccountID, j.Kind, j.Status, j.InputKind, j.Source = accountID, kind, jobspec.Done, "url", "ui"
 	j.Words = []transcript.Word{{Word: "hello", Start: 0.5, End: 0.9}}

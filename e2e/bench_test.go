@@ -38,6 +38,7 @@ import (
 
 	"parley/devstack/mediatest"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/platform/config"
 	"parley/provider/media"
 	"parley/provider/speech"
@@ -179,7 +180,7 @@ func BenchmarkListTranscriptions(b *testing.B) {
 	for i := range 60 {
 		d := 61.5
 		lang := "en"
-		j := storage.Job{AccountID: acc.ID, Kind: jobspec.Transcription, Status: jobspec.Done, InputKind: "file",
+		j := model.Job{AccountID: acc.ID, Kind: jobspec.Transcription, Status: jobspec.Done, InputKind: "file",
 			FileName: fmt.Sprintf("call-%d.wav", i), Source: "api", LanguageRequested: "auto", LanguageDetected: &lang,
 			DurationSec: &d, TranscriptText: strings.Repeat("words in a transcript ", 40), Costs: jobspec.Costs{Transcription: 6150}}
 		if err := (storage.Jobs{DB: p.db}).Insert(context.Background(), &j); err != nil {
@@ -571,7 +572,7 @@ func BenchmarkVoiceSync(b *testing.B) {
 		p := startPlatform(b, options{voice: &voiceOptions{SyncInterval: time.Hour}})
 		ctx := context.Background()
 		acc, _ := testenv.Account(p.t, p.db, testenv.AccountOpts{Balance: 10_000 * billing.MicrosPerUSD})
-		if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &storage.VoiceAgent{AgentID: "agent_bench", AccountID: acc.ID, Name: "Bench"}); err != nil {
+		if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &model.VoiceAgent{AgentID: "agent_bench", AccountID: acc.ID, Name: "Bench"}); err != nil {
 			b.Fatal(err)
 		}
 		now := time.Now()

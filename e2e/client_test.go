@@ -22,6 +22,7 @@ import (
 	"parley/client"
 	"parley/devstack/mediatest"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/billing"
 	"parley/storage"
 )
@@ -327,7 +328,7 @@ func TestClientThreadsJourney(t *testing.T) {
 func TestClientConversationsJourney(t *testing.T) {
 	p := startPlatform(t, options{voice: &voiceOptions{SyncInterval: time.Second}})
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD})
-	if err := (storage.VoiceAgents{DB: p.db}).Add(context.Background(), &storage.VoiceAgent{AgentID: "agent_desk", AccountID: acc.ID, Name: "Front desk"}); err != nil {
+	if err := (storage.VoiceAgents{DB: p.db}).Add(context.Background(), &model.VoiceAgent{AgentID: "agent_desk", AccountID: acc.ID, Name: "Front desk"}); err != nil {
 		t.Fatal(err)
 	}
 	p.voice.Put(fixtureDetail(t, time.Now().UTC().Truncate(time.Second).Add(-3*time.Minute)))

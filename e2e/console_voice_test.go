@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/billing"
 	"parley/storage"
 )
@@ -22,7 +23,7 @@ func TestConsoleVoice(t *testing.T) {
 	mails := newSMTPCatcher(t, false)
 	p := startPlatform(t, options{consoleSMTP: mails.addr, voice: &voiceOptions{SyncInterval: time.Second}})
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD})
-	if err := (storage.VoiceAgents{DB: p.db}).Add(context.Background(), &storage.VoiceAgent{AgentID: "agent_desk", AccountID: acc.ID, Name: "Front desk"}); err != nil {
+	if err := (storage.VoiceAgents{DB: p.db}).Add(context.Background(), &model.VoiceAgent{AgentID: "agent_desk", AccountID: acc.ID, Name: "Front desk"}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Second)

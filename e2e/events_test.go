@@ -26,6 +26,7 @@ import (
 
 	"parley/devstack/contract"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/provider/stdwebhook"
 	"parley/rules/billing"
 	"parley/service/notify"
@@ -185,7 +186,7 @@ func (p *platform) waitDelivery(t *testing.T, key string, endpointID int64) deli
 
 // outbox waits until every notification of a job has ended and returns
 // them by channel.
-func (p *platform) outbox(t *testing.T, jobID int64, timeout time.Duration) map[string]storage.Notification {
+func (p *platform) outbox(t *testing.T, jobID int64, timeout time.Duration) map[string]model.Notification {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -193,11 +194,11 @@ func (p *platform) outbox(t *testing.T, jobID int64, timeout time.Duration) map[
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]storage.Notification{}
+		out := map[string]model.Notification{}
 		done := len(rows) > 0
 		for _, r := range rows {
 			out[r.Channel] = r
-			done = done && r.Status != storage.NotificationQueued
+			done = done && r.Status != model.NotificationQueued
 		}
 		if done {
 			return out
@@ -256,7 +257,7 @@ func TestWebhookTranscriptionDone(t *testing.T) {
 	}
 
 	notes := p.outbox(t, created.ID, time.Minute)
-	if len(notes) != 1 || notes[notify.Push].Status != storage.NotificationSkipped {
+	if len(notes) != 1 || notes[notify.Push].Status != model.NotificationSkipped {
 		t.Fatalf("outbox %+v, want push skipped (not configured)", notes)
 	}
 }
@@ -547,7 +548,7 @@ func TestDeadEndpointsDelayNoJob(t *testing.T) {
 // terminateDeliveries ends the deliveries still retrying, so that no later
 // test's worker picks up their attempts.
 func (p *platform) terminateDeliveries(t testing.TB) {
-	var open []storage.WebhookDelivery
+	var open []model.WebhookDelivery
 	if err := p.db.NewSelect().Model(&open).Where("status = 'pending'").Scan(context.Background()); err != nil {
 		t.Error(err)
 		return

@@ -19,6 +19,7 @@ import (
 	"parley/devstack/localcarrier"
 	"parley/devstack/pushservice"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/provider/mail"
 	"parley/provider/twilio"
 	"parley/provider/webpush"
@@ -137,7 +138,7 @@ func newCarrier(t *testing.T, hold bool) (*localcarrier.Server, *holdFirst, *htt
 }
 
 // owner makes an account with an e-mail address and a verified phone.
-func owner(t *testing.T, p *platform) (storage.Account, storage.IssuedKey) {
+func owner(t *testing.T, p *platform) (model.Account, model.IssuedKey) {
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
 	_, err := p.db.NewRaw("UPDATE accounts SET phone = ?, phone_verified = true WHERE id = ?", ownerPhone, acc.ID).Exec(context.Background())
 	if err != nil {
@@ -189,7 +190,7 @@ func TestNotificationChannels(t *testing.T) {
 	withAll := run("email_after", "true", "sms_after", "true")
 	notes := p.outbox(t, withAll, time.Minute)
 	for _, ch := range []string{notify.Push, notify.Email, notify.SMS} {
-		if notes[ch].Status != storage.NotificationSent {
+		if notes[ch].Status != model.NotificationSent {
 			t.Fatalf("%s: %s (%s)", ch, notes[ch].Status, deref(notes[ch].Reason))
 		}
 	}
@@ -212,7 +213,7 @@ func TestNotificationChannels(t *testing.T) {
 
 	pushOnly := run()
 	notes = p.outbox(t, pushOnly, time.Minute)
-	if len(notes) != 1 || notes[notify.Push].Status != storage.NotificationSent {
+	if len(notes) != 1 || notes[notify.Push].Status != model.NotificationSent {
 		t.Fatalf("a job without email_after/sms_after: outbox %+v", notes)
 	}
 	if len(smtpd.messages()) != 1 || len(carrier.Sent(ownerPhone)) != 1 || len(push.received()) != 2 {
@@ -267,7 +268,7 @@ func TestWorkerKilledBeforeNotifications(t *testing.T) {
 	startWorker(t, env...)
 	notes := p.outbox(t, created.ID, 3*time.Minute)
 	for _, ch := range []string{notify.Push, notify.Email, notify.SMS} {
-		if notes[ch].Status != storage.NotificationSent {
+		if notes[ch].Status != model.NotificationSent {
 			t.Fatalf("%s: %s (%s)", ch, notes[ch].Status, deref(notes[ch].Reason))
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	"parley/devstack/localcarrier"
 	"parley/devstack/mediatest"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/platform/config"
 	"parley/platform/i18n"
 	"parley/provider/elevenlabs"
@@ -342,14 +343,9 @@ func (p *platform) waitFor(path, key string, timeout time.Duration, cond func(jo
 func final(j job) bool { return j.Status == "done" || j.Status == "failed" }
 
 // ledger returns an account's charges for a job.
-func (p *platform) charges(jobID int64) []storage.LedgerEntry {
+func (p *platform) charges(jobID int64) []model.LedgerEntry {
 	p.t.Helper()
-	var out []storage.LedgerEntry
-	err := p.db.NewSelect().Model(&out).Where("job_id = ? AND kind = 'charge'", jobID).Order("id").Scan(context.Background())
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return out
+	return testenv.LedgerEntries(p.t, p.db, "job_id = ? AND kind = 'charge'", jobID)
 }
 
 // fixtures makes each generated media file once per test binary.

@@ -13,6 +13,7 @@ import (
 
 	"parley/devstack/mediatest"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
 	"parley/storage"
@@ -219,7 +220,7 @@ func TestProgressWhileJobsRun(t *testing.T) {
 	t.Logf("transcribing fractions %v, burning fractions %v", counted, burned)
 }
 
-func storedProgress(t *testing.T, p *platform, id int64) storage.JobProgress {
+func storedProgress(t *testing.T, p *platform, id int64) model.JobProgress {
 	t.Helper()
 	j, err := storage.Jobs{DB: p.db}.Get(context.Background(), id)
 	if err != nil {

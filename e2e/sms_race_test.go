@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"parley/model"
 	"parley/rules/billing"
 	"parley/storage"
 )
@@ -123,7 +124,7 @@ func TestSMSTwoWayTrafficOnOneThread(t *testing.T) {
 		SID string `bun:"upstream_sid"`
 		N   int    `bun:"n"`
 	}
-	err := p.db.NewSelect().Model((*storage.SMSMessage)(nil)).ColumnExpr("upstream_sid, count(*) AS n").
+	err := p.db.NewSelect().Model((*model.SMSMessage)(nil)).ColumnExpr("upstream_sid, count(*) AS n").
 		Where("account_id = ? AND direction = 'inbound'", a.ID).Group("upstream_sid").Scan(ctx, &perSID)
 	if err != nil {
 		t.Fatal(err)

@@ -104,10 +104,7 @@ func (p *platform) waitBatch(a smsAccount, id int64, timeout time.Duration, cond
 // smsCharges sums an account's SMS charges.
 func (p *platform) smsCharges(accountID string) (n int, total billing.Micros) {
 	p.t.Helper()
-	var rows []storage.LedgerEntry
-	if err := p.db.NewSelect().Model(&rows).Where("account_id = ? AND service = 'sms'", accountID).Scan(context.Background()); err != nil {
-		p.t.Fatal(err)
-	}
+	rows := testenv.LedgerEntries(p.t, p.db, "account_id = ? AND service = 'sms'", accountID)
 	for _, r := range rows {
 		total -= r.AmountMicros
 	}

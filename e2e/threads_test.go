@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"parley/devstack/localcarrier"
+	"parley/model"
 	"parley/provider/twilio"
 	"parley/rules/billing"
 	"parley/storage"
@@ -111,7 +112,7 @@ func (p *platform) postInbound(form url.Values, token string) int {
 // storedMessages counts the rows of an account's messages.
 func (p *platform) storedMessages(accountID string) int {
 	p.t.Helper()
-	n, err := p.db.NewSelect().Model((*storage.SMSMessage)(nil)).Where("account_id = ?", accountID).Count(context.Background())
+	n, err := p.db.NewSelect().Model((*model.SMSMessage)(nil)).Where("account_id = ?", accountID).Count(context.Background())
 	if err != nil {
 		p.t.Fatal(err)
 	}

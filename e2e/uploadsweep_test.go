@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
 	"parley/storage"
@@ -41,7 +42,7 @@ func TestUploadSweepRemovesOnlyOrphans(t *testing.T) {
 	put(referenced)
 	acc, _ := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
 	key := referenced
-	j := storage.Job{AccountID: acc.ID, Kind: jobspec.Subtitles, Status: jobspec.Queued, InputKind: "file", Source: "api",
+	j := model.Job{AccountID: acc.ID, Kind: jobspec.Subtitles, Status: jobspec.Queued, InputKind: "file", Source: "api",
 		LanguageRequested: "auto", FileName: "talk.mp4", MediaKey: &key}
 	if err := (storage.Admissions{DB: p.db}).Admit(ctx, &j, 0); err != nil {
 		t.Fatal(err)

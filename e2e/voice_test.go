@@ -165,7 +165,7 @@ func (p *platform) conversation(key string, id int64) conversation {
 	return c
 }
 
-func (p *platform) byProviderID(providerID string) (storage.Conversation, error) {
+func (p *platform) byProviderID(providerID string) (model.Conversation, error) {
 	return storage.Conversations{DB: p.db}.ByProviderID(context.Background(), providerID)
 }
 
@@ -213,10 +213,10 @@ func TestVoiceEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 100 * billing.MicrosPerUSD})
 	other, otherKey := testenv.Account(t, p.db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
-	if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &storage.VoiceAgent{AgentID: "agent_desk", AccountID: acc.ID, Name: "Front desk"}); err != nil {
+	if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &model.VoiceAgent{AgentID: "agent_desk", AccountID: acc.ID, Name: "Front desk"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &storage.VoiceAgent{AgentID: "agent_empty", AccountID: other.ID}); err != nil {
+	if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &model.VoiceAgent{AgentID: "agent_empty", AccountID: other.ID}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -380,7 +380,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 		if !errors.As(err, &missing) {
 			t.Fatalf("a refused webhook started an ingest: %v", err)
 		}
-		if _, err := p.byProviderID("conv_forged"); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := p.byProviderID("conv_forged"); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("a refused webhook stored a conversation: %v", err)
 		}
 	})
@@ -394,7 +394,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 		if !errors.As(err, &missing) {
 			t.Fatalf("an unmapped agent's webhook started an ingest: %v", err)
 		}
-		if _, err := p.byProviderID("conv_stranger_0"); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := p.byProviderID("conv_stranger_0"); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("an unmapped agent's call was stored: %v", err)
 		}
 	})
@@ -418,7 +418,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 			p.waitIngest(id)
 		}
 
-		var rows []storage.Conversation
+		var rows []model.Conversation
 		if err := p.db.NewSelect().Model(&rows).Where("account_id = ?", acc.ID).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -433,10 +433,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 			want += cost
 			seconds += int64(r.DurationSeconds)
 		}
-		var entries []storage.LedgerEntry
-		if err := p.db.NewSelect().Model(&entries).Where("account_id = ? AND kind = 'charge'", acc.ID).Scan(ctx); err != nil {
-			t.Fatal(err)
-		}
+		entries := testenv.LedgerEntries(t, p.db, "account_id = ? AND kind = 'charge'", acc.ID)
 		perConversation := map[int64]int{}
 		var charged billing.Micros
 		for _, e := range entries {
@@ -470,7 +467,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 			t.Fatalf("profile usage %+v, want %.6f USD and %d minutes", profile.Usage, want.USD(), (seconds+59)/60)
 		}
 
-		var events []storage.Event
+		var events []model.Event
 		if err := p.db.NewSelect().Model(&events).Where("account_id = ?", acc.ID).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -488,7 +485,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 
 	t.Run("a call the sync cannot charge is finished by its own workflow", func(t *testing.T) {
 		broke, _ := testenv.Account(t, p.db, testenv.AccountOpts{})
-		if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &storage.VoiceAgent{AgentID: "agent_broke", AccountID: broke.ID, Name: "Broke"}); err != nil {
+		if err := (storage.VoiceAgents{DB: p.db}).Add(ctx, &model.VoiceAgent{AgentID: "agent_broke", AccountID: broke.ID, Name: "Broke"}); err != nil {
 			t.Fatal(err)
 		}
 		p.voice.Put(call("conv_broke", "agent_broke", "", now.Add(-2*time.Minute), 90, true))
@@ -503,7 +500,7 @@ func TestVoiceEndToEnd(t *testing.T) {
 			t.Fatalf("before a top-up: %+v %v", row, err)
 		}
 		cost := billing.ForDuration(90, p.voicePrice())
-		if _, err := (storage.Ledger{DB: p.db}).Post(ctx, storage.Movement{AccountID: broke.ID, Kind: storage.KindTopUp,
+		if _, err := (storage.Ledger{DB: p.db}).Post(ctx, model.Movement{AccountID: broke.ID, Kind: model.KindTopUp,
 			Amount: cost, Key: "test-topup-late:" + broke.ID}); err != nil {
 			t.Fatal(err)
 		}
@@ -629,7 +626,7 @@ func TestVoiceListLimit(t *testing.T) {
 	base := time.Now().UTC().Truncate(time.Second).Add(-24 * time.Hour)
 	put := func(accountID, providerID string, start time.Time) {
 		t.Helper()
-		c := storage.Conversation{
+		c := model.Conversation{
 			AccountID: accountID, ProviderID: providerID, AgentID: "agent_desk", ProviderStatus: model.ConversationDone,
 			StartedAt: start, EndedAt: start.Add(time.Minute), DurationSeconds: 60,
 		}

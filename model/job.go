@@ -73,3 +73,22 @@ type JobProgress struct {
 	ChunksDone int        `bun:"chunks_done"`
 	UpdatedAt  *time.Time `bun:"updated_at"`
 }
+
+// ProgressWrite is one measurement of a running job by an activity attempt.
+type ProgressWrite struct {
+	Stage string
+	// Fraction is 0..1 where measured, nil otherwise.
+	Fraction *float64
+	// Attempt is the activity's attempt (1 for the first): a retried
+	// activity starts a new run of its stage, which replaces the earlier
+	// attempt's, fraction included, while a late write of the earlier
+	// attempt is refused.
+	Attempt int
+	// BurnRun, when not 0, is the burn run the write belongs to: refused
+	// unless it is the job's current one, so a write of an earlier re-burn
+	// never lands on a later one.
+	BurnRun int
+}
+
+// NotificationEvent is what the outbox calls a job's final state.
+func NotificationEvent(j Job) string { return "job." + j.Status }

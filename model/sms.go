@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	"parley/rules/billing"
@@ -152,4 +153,15 @@ type RunningBatch struct {
 	// ProgressAt is when the last outcome came (the latest send attempt or
 	// acceptance), else when the batch started or was created.
 	ProgressAt time.Time `bun:"progress_at"`
+}
+
+// AttemptInFlightError refuses an attempt at sending a message while
+// another attempt holds its send lease, until Until at the latest.
+type AttemptInFlightError struct {
+	MessageID int64
+	Until     time.Time
+}
+
+func (e *AttemptInFlightError) Error() string {
+	return fmt.Sprintf("sms message %d: another attempt may be handing it to the carrier until %s", e.MessageID, e.Until.UTC().Format(time.RFC3339))
 }

@@ -44,3 +44,9 @@ type WebhookAttempt struct {
 	Error      *string   `bun:"error"`
 	CreatedAt  time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }
+
+// DeliveryCaps bound the webhook attempts in flight at once, across every
+// worker process: to one endpoint, and to all the endpoints of one account.
+type DeliveryCaps struct {
+	Endpoint, Account int
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"parley/model"
 
 	"github.com/uptrace/bun"
 )
@@ -23,7 +24,7 @@ func NewAccountID() (string, error) {
 
 // Create inserts an account with a zero balance; credit arrives through the
 // ledger so every dollar has a movement.
-func (r Accounts) Create(ctx context.Context, a *Account) error {
+func (r Accounts) Create(ctx context.Context, a *model.Account) error {
 	if a.ID == "" {
 		id, err := NewAccountID()
 		if err != nil {
@@ -39,39 +40,39 @@ func (r Accounts) Create(ctx context.Context, a *Account) error {
 }
 
 // Get returns one account.
-func (r Accounts) Get(ctx context.Context, id string) (Account, error) {
-	var a Account
+func (r Accounts) Get(ctx context.Context, id string) (model.Account, error) {
+	var a model.Account
 	err := r.DB.NewSelect().Model(&a).Where("id = ?", id).Scan(ctx)
 	return a, notFound(err)
 }
 
 // GetByEmail returns the account with that e-mail address.
-func (r Accounts) GetByEmail(ctx context.Context, email string) (Account, error) {
-	var a Account
+func (r Accounts) GetByEmail(ctx context.Context, email string) (model.Account, error) {
+	var a model.Account
 	err := r.DB.NewSelect().Model(&a).Where("lower(email) = lower(?)", email).Scan(ctx)
 	return a, notFound(err)
 }
 
 // SetConcurrencyLimit sets one account's in-flight job limit.
 func (r Accounts) SetConcurrencyLimit(ctx context.Context, id string, limit int) error {
-	res, err := r.DB.NewUpdate().Model((*Account)(nil)).Set("concurrent_jobs_limit = ?", limit).Where("id = ?", id).Exec(ctx)
+	res, err := r.DB.NewUpdate().Model((*model.Account)(nil)).Set("concurrent_jobs_limit = ?", limit).Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("update account limit: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
 	return nil
 }
 
 // Update writes the named columns of a.
-func (r Accounts) Update(ctx context.Context, a *Account, columns ...string) error {
+func (r Accounts) Update(ctx context.Context, a *model.Account, columns ...string) error {
 	res, err := r.DB.NewUpdate().Model(a).Column(columns...).WherePK().Returning("*").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("update account %s: %w", a.ID, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
 	return nil
 }

@@ -11,14 +11,8 @@ import (
 	"parley/rules/billing"
 )
 
-// Settings names.
-const (
-	SettingPlatformConcurrentJobs = model.SettingPlatformConcurrentJobs
-	SettingDefaultConcurrentJobs  = model.SettingDefaultConcurrentJobs
-)
-
-// JobAdmission is the slot a job holds from admission to its final state.
-type JobAdmission struct {
+// jobAdmission is the slot a job holds from admission to its final state.
+type jobAdmission struct {
 	bun.BaseModel `bun:"table:job_admissions"`
 
 	ID             int64          `bun:"id,pk,autoincrement"`
@@ -39,15 +33,15 @@ type Admissions struct{ DB *bun.DB }
 // covers estimate. All admissions serialize on the platform setting row, so
 // the caps hold under any concurrency. A job under an Idempotency-Key that
 // already exists is ErrConflict.
-func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) error {
+func (a Admissions) Admit(ctx context.Context, j *model.Job, estimate billing.Micros) error {
 	return inTx(ctx, a.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var platformCap int
 		err := tx.NewSelect().Table("settings").Column("value").
-			Where("name = ?", SettingPlatformConcurrentJobs).For("UPDATE").Scan(ctx, &platformCap)
+			Where("name = ?", model.SettingPlatformConcurrentJobs).For("UPDATE").Scan(ctx, &platformCap)
 		if err != nil {
 			return fmt.Errorf("lock platform cap: %w", err)
 		}
-		var acc Account
+		var acc model.Account
 		if err := tx.NewSelect().Model(&acc).Where("id = ?", j.AccountID).For("NO KEY UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
 		}
@@ -59,7 +53,7 @@ func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) 
 			Account  int `bun:"account"`
 			Platform int `bun:"platform"`
 		}
-		err = tx.NewSelect().Model((*JobAdmission)(nil)).
+		err = tx.NewSelect().Model((*jobAdmission)(nil)).
 			ColumnExpr("count(*) FILTER (WHERE account_id = ?) AS account", j.AccountID).
 			ColumnExpr("count(*) AS platform").
 			Where("released_at IS NULL").Scan(ctx, &open)
@@ -71,18 +65,18 @@ func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) 
 			return err
 		}
 		if open.Account >= limit {
-			return &TooManyJobsError{InFlight: open.Account, Limit: limit}
+			return &model.TooManyJobsError{InFlight: open.Account, Limit: limit}
 		}
 		if open.Platform >= platformCap {
-			return &TooManyJobsError{InFlight: open.Platform, Limit: platformCap, Platform: true}
+			return &model.TooManyJobsError{InFlight: open.Platform, Limit: platformCap, Platform: true}
 		}
 		if available := acc.BalanceMicros - reserved; available < estimate {
-			return &InsufficientBalanceError{Required: estimate, Balance: max(available, 0)}
+			return &model.InsufficientBalanceError{Required: estimate, Balance: max(available, 0)}
 		}
 		if err := (Jobs{DB: tx}).Insert(ctx, j); err != nil {
 			return err
 		}
-		_, err = tx.NewInsert().Model(&JobAdmission{
+		_, err = tx.NewInsert().Model(&jobAdmission{
 			AccountID: j.AccountID, JobKind: j.Kind, JobID: j.ID, EstimateMicros: estimate,
 		}).Exec(ctx)
 		if err != nil {
@@ -97,11 +91,11 @@ func (a Admissions) Admit(ctx context.Context, j *Job, estimate billing.Micros) 
 // InsufficientBalanceError when the balance cannot cover it.
 func (a Admissions) Reserve(ctx context.Context, jobKind string, jobID int64, estimate billing.Micros) error {
 	return inTx(ctx, a.DB, nil, func(ctx context.Context, tx bun.Tx) error {
-		var adm JobAdmission
+		var adm jobAdmission
 		if err := tx.NewSelect().Model(&adm).Where("job_kind = ? AND job_id = ?", jobKind, jobID).Scan(ctx); err != nil {
 			return notFound(err)
 		}
-		var acc Account
+		var acc model.Account
 		if err := tx.NewSelect().Model(&acc).Where("id = ?", adm.AccountID).For("NO KEY UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
 		}
@@ -110,7 +104,7 @@ func (a Admissions) Reserve(ctx context.Context, jobKind string, jobID int64, es
 			return err
 		}
 		if available := acc.BalanceMicros - others; available < estimate {
-			return &InsufficientBalanceError{Required: estimate, Balance: max(available, 0)}
+			return &model.InsufficientBalanceError{Required: estimate, Balance: max(available, 0)}
 		}
 		_, err = tx.NewUpdate().Model(&adm).Set("estimate_micros = ?", estimate).WherePK().Exec(ctx)
 		return err
@@ -123,7 +117,7 @@ func (a Admissions) Release(ctx context.Context, jobKind string, jobID int64) er
 }
 
 func release(ctx context.Context, db bun.IDB, jobKind string, jobID int64) error {
-	_, err := db.NewUpdate().Model((*JobAdmission)(nil)).
+	_, err := db.NewUpdate().Model((*jobAdmission)(nil)).
 		Set("released_at = now()").
 		Where("job_kind = ? AND job_id = ? AND released_at IS NULL", jobKind, jobID).Exec(ctx)
 	if err != nil {
@@ -141,16 +135,16 @@ func (a Admissions) InFlight(ctx context.Context, accountID string) (inFlight, l
 	if limit, err = accountLimit(ctx, a.DB, acc); err != nil {
 		return 0, 0, err
 	}
-	n, err := a.DB.NewSelect().Model((*JobAdmission)(nil)).
+	n, err := a.DB.NewSelect().Model((*jobAdmission)(nil)).
 		Where("account_id = ? AND released_at IS NULL", accountID).Count(ctx)
 	return int(n), limit, err
 }
 
-func accountLimit(ctx context.Context, db bun.IDB, acc Account) (int, error) {
+func accountLimit(ctx context.Context, db bun.IDB, acc model.Account) (int, error) {
 	if acc.ConcurrentJobsLimit != nil {
 		return *acc.ConcurrentJobsLimit, nil
 	}
-	v, err := Settings{DB: db}.Get(ctx, SettingDefaultConcurrentJobs)
+	v, err := Settings{DB: db}.Get(ctx, model.SettingDefaultConcurrentJobs)
 	return int(v), err
 }
 
@@ -179,7 +173,7 @@ func (a Admissions) CountAdmitted(ctx context.Context, accountID string, since t
 		JobKind string `bun:"job_kind"`
 		N       int    `bun:"n"`
 	}
-	err := a.DB.NewSelect().Model((*JobAdmission)(nil)).ColumnExpr("job_kind, count(*) AS n").
+	err := a.DB.NewSelect().Model((*jobAdmission)(nil)).ColumnExpr("job_kind, count(*) AS n").
 		Where("account_id = ? AND admitted_at >= ?", accountID, since).Group("job_kind").Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("count jobs: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
 	"parley/storage"
@@ -19,7 +20,7 @@ import (
 
 // admit admits a new transcription job; its id is 0 when it was refused.
 func admit(ctx context.Context, db *bun.DB, accountID string, estimate billing.Micros) (int64, error) {
-	j := storage.Job{AccountID: accountID, Kind: jobspec.Transcription, Status: jobspec.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto"}
+	j := model.Job{AccountID: accountID, Kind: jobspec.Transcription, Status: jobspec.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto"}
 	err := storage.Admissions{DB: db}.Admit(ctx, &j, estimate)
 	return j.ID, err
 }
@@ -36,7 +37,7 @@ func TestAdmissionConcurrentLimit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			_, err := admit(ctx, db, acc.ID, 100)
-			var tm *storage.TooManyJobsError
+			var tm *model.TooManyJobsError
 			switch {
 			case err == nil:
 				admitted.Add(1)
@@ -70,7 +71,7 @@ func TestAdmissionReleaseFreesSlotAndReservation(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 800 of 1000 is reserved: a second job estimated at 300 does not fit.
-	var ib *storage.InsufficientBalanceError
+	var ib *model.InsufficientBalanceError
 	if _, err := admit(ctx, db, acc.ID, 300); !errors.As(err, &ib) || ib.Balance != 200 || ib.Required != 300 {
 		t.Fatalf("err = %v, want insufficient balance 300 > 200", err)
 	}
@@ -95,7 +96,7 @@ func TestAdmissionReleaseFreesSlotAndReservation(t *testing.T) {
 func TestAdmissionPlatformCap(t *testing.T) {
 	db := testenv.DB(t)
 	ctx := context.Background()
-	if err := (storage.Settings{DB: db}).Set(ctx, storage.SettingPlatformConcurrentJobs, 2); err != nil {
+	if err := (storage.Settings{DB: db}).Set(ctx, model.SettingPlatformConcurrentJobs, 2); err != nil {
 		t.Fatal(err)
 	}
 	a := newAccount(t, db, 10_000)
@@ -105,7 +106,7 @@ func TestAdmissionPlatformCap(t *testing.T) {
 	if _, err := admit(ctx, db, a.ID, 0); err != nil {
 		t.Fatal(err)
 	}
-	var tm *storage.TooManyJobsError
+	var tm *model.TooManyJobsError
 	if _, err := admit(ctx, db, a.ID, 0); !errors.As(err, &tm) || !tm.Platform || tm.Limit != 2 {
 		t.Fatalf("err = %v, want platform cap", err)
 	}

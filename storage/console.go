@@ -9,9 +9,6 @@ import (
 	"parley/model"
 )
 
-// ConsoleSession is a signed-in browser, with its account.
-type ConsoleSession = model.ConsoleSession
-
 type consoleLink struct {
 	bun.BaseModel `bun:"table:console_signin_links"`
 
@@ -50,15 +47,15 @@ func (r ConsoleAuth) UseLink(ctx context.Context, tokenHash string, now time.Tim
 }
 
 // AddSession stores a session.
-func (r ConsoleAuth) AddSession(ctx context.Context, s *ConsoleSession) error {
+func (r ConsoleAuth) AddSession(ctx context.Context, s *model.ConsoleSession) error {
 	_, err := r.DB.NewInsert().Model(s).Returning("id, created_at").Exec(ctx)
 	return err
 }
 
 // Session returns the live session with that hash, with its account;
 // ErrNotFound when it is unknown, ended or expired.
-func (r ConsoleAuth) Session(ctx context.Context, tokenHash string, now time.Time) (ConsoleSession, error) {
-	var s ConsoleSession
+func (r ConsoleAuth) Session(ctx context.Context, tokenHash string, now time.Time) (model.ConsoleSession, error) {
+	var s model.ConsoleSession
 	err := r.DB.NewSelect().Model(&s).Relation("Account").
 		Where("console_session.token_hash = ? AND console_session.ended_at IS NULL AND console_session.expires_at > ?", tokenHash, now).Scan(ctx)
 	return s, notFound(err)
@@ -66,7 +63,7 @@ func (r ConsoleAuth) Session(ctx context.Context, tokenHash string, now time.Tim
 
 // EndSession ends a session; ending an ended one changes nothing.
 func (r ConsoleAuth) EndSession(ctx context.Context, id int64, now time.Time) error {
-	_, err := r.DB.NewUpdate().Model((*ConsoleSession)(nil)).Set("ended_at = ?", now).
+	_, err := r.DB.NewUpdate().Model((*model.ConsoleSession)(nil)).Set("ended_at = ?", now).
 		Where("id = ? AND ended_at IS NULL", id).Exec(ctx)
 	return err
 }
@@ -76,7 +73,7 @@ func (r ConsoleAuth) Prune(ctx context.Context, before time.Time) error {
 	if _, err := r.DB.NewDelete().Model((*consoleLink)(nil)).Where("expires_at < ?", before).Exec(ctx); err != nil {
 		return err
 	}
-	_, err := r.DB.NewDelete().Model((*ConsoleSession)(nil)).
+	_, err := r.DB.NewDelete().Model((*model.ConsoleSession)(nil)).
 		Where("expires_at < ? OR ended_at < ?", before, before).Exec(ctx)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/storage"
 )
 
@@ -38,13 +39,13 @@ func TestConsoleLinks(t *testing.T) {
 	if err != nil || got != acc.ID {
 		t.Fatalf("first use: %q, %v", got, err)
 	}
-	if _, err := auth.UseLink(ctx, "h1-"+acc.ID, now); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := auth.UseLink(ctx, "h1-"+acc.ID, now); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("second use: %v, want ErrNotFound", err)
 	}
-	if _, err := auth.UseLink(ctx, "h2-"+acc.ID, now); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := auth.UseLink(ctx, "h2-"+acc.ID, now); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("expired link: %v, want ErrNotFound", err)
 	}
-	if _, err := auth.UseLink(ctx, "unknown", now); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := auth.UseLink(ctx, "unknown", now); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("unknown link: %v, want ErrNotFound", err)
 	}
 }
@@ -57,7 +58,7 @@ func TestConsoleSessions(t *testing.T) {
 	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Locale: "ar"})
 	auth := storage.ConsoleAuth{DB: db}
 	now := time.Now()
-	s := storage.ConsoleSession{TokenHash: "s-" + acc.ID, AccountID: acc.ID, ExpiresAt: now.Add(time.Hour)}
+	s := model.ConsoleSession{TokenHash: "s-" + acc.ID, AccountID: acc.ID, ExpiresAt: now.Add(time.Hour)}
 	if err := auth.AddSession(ctx, &s); err != nil || s.ID == 0 {
 		t.Fatalf("add: %v (id %d)", err, s.ID)
 	}
@@ -65,13 +66,13 @@ func TestConsoleSessions(t *testing.T) {
 	if err != nil || got.ID != s.ID || got.Account == nil || got.Account.Locale != "ar" {
 		t.Fatalf("live session: %+v, %v", got, err)
 	}
-	if _, err := auth.Session(ctx, s.TokenHash, now.Add(2*time.Hour)); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := auth.Session(ctx, s.TokenHash, now.Add(2*time.Hour)); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("after expiry: %v, want ErrNotFound", err)
 	}
 	if err := auth.EndSession(ctx, s.ID, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := auth.Session(ctx, s.TokenHash, now); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := auth.Session(ctx, s.TokenHash, now); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("after sign-out: %v, want ErrNotFound", err)
 	}
 	if err := auth.Prune(ctx, now.Add(time.Minute)); err != nil {

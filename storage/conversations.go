@@ -17,12 +17,12 @@ type VoiceAgents struct{ DB bun.IDB }
 // Add maps an agent to an account, or renames it when it is already that
 // account's; an agent mapped to another account is ErrConflict (moving one
 // would hand its past conversations to someone else).
-func (r VoiceAgents) Add(ctx context.Context, a *VoiceAgent) error {
+func (r VoiceAgents) Add(ctx context.Context, a *model.VoiceAgent) error {
 	err := r.DB.NewInsert().Model(a).
 		On("CONFLICT (agent_id) DO UPDATE SET name = EXCLUDED.name WHERE voice_agent.account_id = EXCLUDED.account_id").
 		Returning("*").Scan(ctx)
-	if err = notFound(err); errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%w: agent %s belongs to another account", ErrConflict, a.AgentID)
+	if err = notFound(err); errors.Is(err, model.ErrNotFound) {
+		return fmt.Errorf("%w: agent %s belongs to another account", model.ErrConflict, a.AgentID)
 	}
 	if err != nil {
 		return fmt.Errorf("insert voice agent: %w", err)
@@ -31,16 +31,16 @@ func (r VoiceAgents) Add(ctx context.Context, a *VoiceAgent) error {
 }
 
 // Get returns one mapped agent.
-func (r VoiceAgents) Get(ctx context.Context, agentID string) (VoiceAgent, error) {
-	var a VoiceAgent
+func (r VoiceAgents) Get(ctx context.Context, agentID string) (model.VoiceAgent, error) {
+	var a model.VoiceAgent
 	err := r.DB.NewSelect().Model(&a).Where("agent_id = ?", agentID).Scan(ctx)
 	return a, notFound(err)
 }
 
 // List returns the mapped agents, of one account when accountID is set,
 // in agent id order.
-func (r VoiceAgents) List(ctx context.Context, accountID string) ([]VoiceAgent, error) {
-	out := []VoiceAgent{}
+func (r VoiceAgents) List(ctx context.Context, accountID string) ([]model.VoiceAgent, error) {
+	out := []model.VoiceAgent{}
 	q := r.DB.NewSelect().Model(&out).Order("agent_id")
 	if accountID != "" {
 		q = q.Where("account_id = ?", accountID)
@@ -52,8 +52,8 @@ func (r VoiceAgents) List(ctx context.Context, accountID string) ([]VoiceAgent, 
 }
 
 // Remove unmaps an agent; its stored conversations stay with the account.
-func (r VoiceAgents) Remove(ctx context.Context, agentID string) (VoiceAgent, error) {
-	var a VoiceAgent
+func (r VoiceAgents) Remove(ctx context.Context, agentID string) (model.VoiceAgent, error) {
+	var a model.VoiceAgent
 	err := r.DB.NewDelete().Model(&a).Where("agent_id = ?", agentID).Returning("*").Scan(ctx)
 	return a, notFound(err)
 }
@@ -61,7 +61,7 @@ func (r VoiceAgents) Remove(ctx context.Context, agentID string) (VoiceAgent, er
 // AdvanceMark moves an agent's high-water mark forward to until; it never
 // moves back, so an older sync finishing late changes nothing.
 func (r VoiceAgents) AdvanceMark(ctx context.Context, agentID string, until time.Time) error {
-	_, err := r.DB.NewUpdate().Model((*VoiceAgent)(nil)).
+	_, err := r.DB.NewUpdate().Model((*model.VoiceAgent)(nil)).
 		Set("synced_until = greatest(coalesce(synced_until, ?), ?)", until, until).
 		Where("agent_id = ?", agentID).Exec(ctx)
 	if err != nil {
@@ -78,7 +78,7 @@ type Conversations struct{ DB bun.IDB }
 // change (status, duration, transcript, analysis) but keeps the owner, a
 // known analysis (never replaced by a missing one), a non-empty agent name
 // when the new one is empty, and the first price.
-func (r Conversations) Upsert(ctx context.Context, c *Conversation) error {
+func (r Conversations) Upsert(ctx context.Context, c *model.Conversation) error {
 	if c.Transcript == nil {
 		c.Transcript = []model.VoiceTranscriptTurn{}
 	}
@@ -111,30 +111,30 @@ func (r Conversations) Upsert(ctx context.Context, c *Conversation) error {
 }
 
 // Get reads a conversation whatever its owner (activities).
-func (r Conversations) Get(ctx context.Context, id int64) (Conversation, error) {
-	var c Conversation
+func (r Conversations) Get(ctx context.Context, id int64) (model.Conversation, error) {
+	var c model.Conversation
 	err := r.DB.NewSelect().Model(&c).Where("id = ?", id).Scan(ctx)
 	return c, notFound(err)
 }
 
 // ByProviderID reads the conversation stored for a provider id.
-func (r Conversations) ByProviderID(ctx context.Context, providerID string) (Conversation, error) {
-	var c Conversation
+func (r Conversations) ByProviderID(ctx context.Context, providerID string) (model.Conversation, error) {
+	var c model.Conversation
 	err := r.DB.NewSelect().Model(&c).Where("provider_id = ?", providerID).Scan(ctx)
 	return c, notFound(err)
 }
 
 // GetOwned reads one of an account's conversations (API reads).
-func (r Conversations) GetOwned(ctx context.Context, accountID string, id int64) (Conversation, error) {
-	var c Conversation
+func (r Conversations) GetOwned(ctx context.Context, accountID string, id int64) (model.Conversation, error) {
+	var c model.Conversation
 	err := r.DB.NewSelect().Model(&c).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx)
 	return c, notFound(err)
 }
 
 // List returns an account's newest conversations without their
 // transcripts (started_at desc, id desc).
-func (r Conversations) List(ctx context.Context, accountID string, limit int) ([]Conversation, error) {
-	out := []Conversation{}
+func (r Conversations) List(ctx context.Context, accountID string, limit int) ([]model.Conversation, error) {
+	out := []model.Conversation{}
 	err := r.DB.NewSelect().Model(&out).ExcludeColumn("transcript").
 		Where("account_id = ?", accountID).
 		OrderExpr("started_at DESC, id DESC").Limit(int64(limit)).Scan(ctx)
@@ -153,7 +153,7 @@ func (r Conversations) Settled(ctx context.Context, providerIDs []string) (map[s
 		return out, nil
 	}
 	var ids []string
-	err := r.DB.NewSelect().Model((*Conversation)(nil)).Column("provider_id").
+	err := r.DB.NewSelect().Model((*model.Conversation)(nil)).Column("provider_id").
 		Where("provider_id IN (?) AND charged_at IS NOT NULL", bun.In(providerIDs)).
 		Where("has_analysis OR provider_status = ?", model.ConversationFailed).
 		Scan(ctx, &ids)
@@ -171,7 +171,7 @@ func (r Conversations) Settled(ctx context.Context, providerIDs []string) (map[s
 // the provider reported failed (they never get an analysis).
 func (r Conversations) Unsettled(ctx context.Context, agentID string, since time.Time, limit int) ([]string, error) {
 	var ids []string
-	err := r.DB.NewSelect().Model((*Conversation)(nil)).Column("provider_id").
+	err := r.DB.NewSelect().Model((*model.Conversation)(nil)).Column("provider_id").
 		Where("agent_id = ? AND started_at >= ?", agentID, since).
 		Where("(NOT has_analysis AND provider_status <> ?) OR (charged_at IS NULL AND cost_micros IS NOT NULL)", model.ConversationFailed).
 		OrderExpr("started_at DESC").Limit(int64(limit)).Scan(ctx, &ids)
@@ -184,7 +184,7 @@ func (r Conversations) Unsettled(ctx context.Context, agentID string, since time
 // MarkCharged records that a conversation's charge is settled: posted, or
 // nothing to post for a call of no billable length.
 func (r Conversations) MarkCharged(ctx context.Context, id int64) error {
-	_, err := r.DB.NewUpdate().Model((*Conversation)(nil)).
+	_, err := r.DB.NewUpdate().Model((*model.Conversation)(nil)).
 		Set("charged_at = now()").Where("id = ? AND charged_at IS NULL", id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("mark conversation %d charged: %w", id, err)
@@ -196,7 +196,7 @@ func (r Conversations) MarkCharged(ctx context.Context, id int64) error {
 // time.
 func (r Conversations) Seconds(ctx context.Context, accountID string, since time.Time) (int64, error) {
 	var total int64
-	err := r.DB.NewSelect().Model((*Conversation)(nil)).ColumnExpr("coalesce(sum(duration_seconds), 0)").
+	err := r.DB.NewSelect().Model((*model.Conversation)(nil)).ColumnExpr("coalesce(sum(duration_seconds), 0)").
 		Where("account_id = ? AND started_at >= ?", accountID, since).Scan(ctx, &total)
 	if err != nil {
 		return 0, fmt.Errorf("sum conversation seconds: %w", err)

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"parley/model"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -40,7 +41,7 @@ func OpenDB(ctx context.Context, url string) (*bun.DB, error) {
 
 func notFound(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
 	return err
 }
@@ -50,7 +51,7 @@ func notFound(err error) error {
 func conflict(err error) error {
 	var pgErr pgdriver.Error
 	if errors.As(err, &pgErr) && pgErr.Field('C') == "23505" {
-		return fmt.Errorf("%w: %s", ErrConflict, pgErr.Field('n'))
+		return fmt.Errorf("%w: %s", model.ErrConflict, pgErr.Field('n'))
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"parley/model"
 	"parley/rules/jobspec"
 )
 
@@ -13,7 +14,7 @@ import (
 type Jobs struct{ DB bun.IDB }
 
 // Insert creates a job row (inside an admission transaction).
-func (r Jobs) Insert(ctx context.Context, j *Job) error {
+func (r Jobs) Insert(ctx context.Context, j *model.Job) error {
 	if _, err := r.DB.NewInsert().Model(j).Returning("*").Exec(ctx); err != nil {
 		return fmt.Errorf("insert job: %w", conflict(err))
 	}
@@ -21,23 +22,23 @@ func (r Jobs) Insert(ctx context.Context, j *Job) error {
 }
 
 // Get reads a job whatever its owner (activities).
-func (r Jobs) Get(ctx context.Context, id int64) (Job, error) {
-	var j Job
+func (r Jobs) Get(ctx context.Context, id int64) (model.Job, error) {
+	var j model.Job
 	err := r.DB.NewSelect().Model(&j).Where("id = ?", id).Scan(ctx)
 	return j, notFound(err)
 }
 
 // GetOwned reads an undeleted job of one account and kind (API reads).
-func (r Jobs) GetOwned(ctx context.Context, accountID, kind string, id int64) (Job, error) {
-	var j Job
+func (r Jobs) GetOwned(ctx context.Context, accountID, kind string, id int64) (model.Job, error) {
+	var j model.Job
 	err := r.DB.NewSelect().Model(&j).
 		Where("id = ? AND account_id = ? AND kind = ? AND deleted_at IS NULL", id, accountID, kind).Scan(ctx)
 	return j, notFound(err)
 }
 
 // ByIdempotencyKey finds the job an earlier request with the same key made.
-func (r Jobs) ByIdempotencyKey(ctx context.Context, accountID, kind, key string) (Job, error) {
-	var j Job
+func (r Jobs) ByIdempotencyKey(ctx context.Context, accountID, kind, key string) (model.Job, error) {
+	var j model.Job
 	err := r.DB.NewSelect().Model(&j).
 		Where("account_id = ? AND kind = ? AND idempotency_key = ?", accountID, kind, key).Scan(ctx)
 	return j, notFound(err)
@@ -45,8 +46,8 @@ func (r Jobs) ByIdempotencyKey(ctx context.Context, accountID, kind, key string)
 
 // List returns an account's undeleted jobs of a kind, newest first, with
 // only the columns a list shows (listColumns).
-func (r Jobs) List(ctx context.Context, accountID, kind string, limit int) ([]Job, error) {
-	jobs := make([]Job, 0, limit)
+func (r Jobs) List(ctx context.Context, accountID, kind string, limit int) ([]model.Job, error) {
+	jobs := make([]model.Job, 0, limit)
 	err := r.DB.NewSelect().Model(&jobs).Column(listColumns[kind]...).
 		Where("account_id = ? AND kind = ? AND deleted_at IS NULL", accountID, kind).
 		OrderExpr("id DESC").Limit(int64(limit)).Scan(ctx)
@@ -76,8 +77,8 @@ var listColumns = map[string][]string{
 }
 
 // Running returns an account's jobs in non-final states, oldest first.
-func (r Jobs) Running(ctx context.Context, accountID string) ([]Job, error) {
-	jobs := []Job{}
+func (r Jobs) Running(ctx context.Context, accountID string) ([]model.Job, error) {
+	jobs := []model.Job{}
 	err := r.DB.NewSelect().Model(&jobs).ExcludeColumn("words", "transcript_text").
 		Where("account_id = ? AND status NOT IN (?)", accountID, bun.In([]string{jobspec.Done, jobspec.Failed})).
 		OrderExpr("id ASC").Scan(ctx)
@@ -89,13 +90,13 @@ func (r Jobs) Running(ctx context.Context, accountID string) ([]Job, error) {
 
 // SoftDelete hides a job from reads; its ledger movements stay.
 func (r Jobs) SoftDelete(ctx context.Context, accountID, kind string, id int64) error {
-	res, err := r.DB.NewUpdate().Model((*Job)(nil)).Set("deleted_at = now()").
+	res, err := r.DB.NewUpdate().Model((*model.Job)(nil)).Set("deleted_at = now()").
 		Where("id = ? AND account_id = ? AND kind = ? AND deleted_at IS NULL", id, accountID, kind).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("delete job: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
 	return nil
 }
@@ -106,7 +107,7 @@ func (r Jobs) SoftDelete(ctx context.Context, accountID, kind string, id int64) 
 // status makes that status the job's progress stage, unmeasured; a no-op
 // move leaves the progress as it is.
 func (r Jobs) Advance(ctx context.Context, id int64, from []string, to string) (bool, error) {
-	q := r.DB.NewUpdate().Model((*Job)(nil)).
+	q := r.DB.NewUpdate().Model((*model.Job)(nil)).
 		Where("id = ? AND status IN (?)", id, bun.In(from))
 	if to != jobspec.Done && to != jobspec.Failed {
 		// SET expressions read the row before the update: status is the old one.
@@ -128,7 +129,7 @@ func (r Jobs) Advance(ctx context.Context, id int64, from []string, to string) (
 }
 
 // Update writes the named columns of j.
-func (r Jobs) Update(ctx context.Context, j *Job, columns ...string) error {
+func (r Jobs) Update(ctx context.Context, j *model.Job, columns ...string) error {
 	if _, err := r.DB.NewUpdate().Model(j).Column(columns...).WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("update job %d: %w", j.ID, err)
 	}
@@ -139,7 +140,7 @@ func (r Jobs) Update(ctx context.Context, j *Job, columns ...string) error {
 // transaction. A job already final keeps its first outcome.
 func (r Jobs) Finish(ctx context.Context, id int64, status, code, message string) error {
 	return inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
-		q := tx.NewUpdate().Model((*Job)(nil)).
+		q := tx.NewUpdate().Model((*model.Job)(nil)).
 			Set("status = ?", status).Set("completed_at = now()").
 			Where("id = ? AND status NOT IN (?)", id, bun.In([]string{jobspec.Done, jobspec.Failed}))
 		if status == jobspec.Failed {
@@ -149,7 +150,7 @@ func (r Jobs) Finish(ctx context.Context, id int64, status, code, message string
 			return fmt.Errorf("finish job %d: %w", id, err)
 		}
 		var kind string
-		if err := tx.NewSelect().Model((*Job)(nil)).Column("kind").Where("id = ?", id).Scan(ctx, &kind); err != nil {
+		if err := tx.NewSelect().Model((*model.Job)(nil)).Column("kind").Where("id = ?", id).Scan(ctx, &kind); err != nil {
 			return notFound(err)
 		}
 		return release(ctx, tx, kind, id)
@@ -160,7 +161,7 @@ func (r Jobs) Finish(ctx context.Context, id int64, status, code, message string
 // again. Only an operator's reset of the job's workflow leads here.
 func (r Jobs) Reopen(ctx context.Context, id int64) error {
 	return inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
-		var j Job
+		var j model.Job
 		err := tx.NewUpdate().Model(&j).
 			Set("status = ?", jobspec.Processing).
 			Set("error_code = NULL, error_message = NULL, completed_at = NULL").
@@ -174,21 +175,18 @@ func (r Jobs) Reopen(ctx context.Context, id int64) error {
 		if _, err := tx.NewDelete().Table("job_chunks_done").Where("job_id = ?", id).Exec(ctx); err != nil {
 			return fmt.Errorf("reopen job %d: %w", id, err)
 		}
-		_, err = tx.NewUpdate().Model((*JobAdmission)(nil)).Set("released_at = NULL").
+		_, err = tx.NewUpdate().Model((*jobAdmission)(nil)).Set("released_at = NULL").
 			Where("job_kind = ? AND job_id = ?", j.Kind, id).Exec(ctx)
 		return err
 	})
 }
 
-// NotificationEvent is what the outbox calls a job's final state.
-func NotificationEvent(j Job) string { return "job." + j.Status }
-
 // Notifications is the outbox of completion notifications.
 type Notifications struct{ DB bun.IDB }
 
 // Queue records the notifications a finished job asked for, once each.
-func (n Notifications) Queue(ctx context.Context, j Job) error {
-	event := NotificationEvent(j)
+func (n Notifications) Queue(ctx context.Context, j model.Job) error {
+	event := model.NotificationEvent(j)
 	channels := []string{"push"}
 	if j.EmailAfter {
 		channels = append(channels, "email")
@@ -209,8 +207,8 @@ func (n Notifications) Queue(ctx context.Context, j Job) error {
 // StartReburn moves a done subtitle job to burning and numbers the run,
 // returning the job as it now is; when it was not done, the job as it is
 // and ok=false.
-func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run int, current Job, ok bool, err error) {
-	err = r.DB.NewUpdate().Model((*Job)(nil)).
+func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run int, current model.Job, ok bool, err error) {
+	err = r.DB.NewUpdate().Model((*model.Job)(nil)).
 		Set("status = ?", jobspec.Burning).Set("burn_runs = burn_runs + 1").
 		Set("reburn_error_code = NULL, reburn_error_message = NULL").
 		Set(progressReset, jobspec.Burning).
@@ -219,8 +217,8 @@ func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run 
 	if err == nil {
 		return current.BurnRuns, current, true, nil
 	}
-	if notFound(err) != ErrNotFound {
-		return 0, Job{}, false, fmt.Errorf("start reburn: %w", err)
+	if notFound(err) != model.ErrNotFound {
+		return 0, model.Job{}, false, fmt.Errorf("start reburn: %w", err)
 	}
 	current, err = r.GetOwned(ctx, accountID, jobspec.Subtitles, id)
 	return 0, current, false, err
@@ -229,7 +227,7 @@ func (r Jobs) StartReburn(ctx context.Context, accountID string, id int64) (run 
 // EndReburn returns a burning job to done, recording why the re-burn failed
 // (code empty on success).
 func (r Jobs) EndReburn(ctx context.Context, id int64, code, message string) error {
-	q := r.DB.NewUpdate().Model((*Job)(nil)).Set("status = ?", jobspec.Done).
+	q := r.DB.NewUpdate().Model((*model.Job)(nil)).Set("status = ?", jobspec.Done).
 		Where("id = ? AND status = ?", id, jobspec.Burning)
 	if code != "" {
 		q = q.Set("reburn_error_code = ?, reburn_error_message = ?", code, message)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"parley/model"
 	"parley/rules/apikey"
 )
 
@@ -15,12 +16,12 @@ import (
 type Keys struct{ DB bun.IDB }
 
 // Issue generates a secret and stores the key; the caller has validated spec.
-func (r Keys) Issue(ctx context.Context, spec KeySpec) (IssuedKey, error) {
+func (r Keys) Issue(ctx context.Context, spec model.KeySpec) (model.IssuedKey, error) {
 	secret, err := apikey.Generate()
 	if err != nil {
-		return IssuedKey{}, err
+		return model.IssuedKey{}, err
 	}
-	k := APIKey{
+	k := model.APIKey{
 		AccountID: spec.AccountID, Name: spec.Name, Prefix: secret.Prefix, SecretHash: secret.Hash,
 		OwnerType: spec.OwnerType, Scopes: spec.Scopes, Tier: spec.Tier, ExpiresAt: spec.ExpiresAt,
 	}
@@ -28,23 +29,23 @@ func (r Keys) Issue(ctx context.Context, spec KeySpec) (IssuedKey, error) {
 		k.Tier = apikey.StandardTier
 	}
 	if _, err := r.DB.NewInsert().Model(&k).Returning("*").Exec(ctx); err != nil {
-		return IssuedKey{}, fmt.Errorf("insert api key: %w", err)
+		return model.IssuedKey{}, fmt.Errorf("insert api key: %w", err)
 	}
-	return IssuedKey{APIKey: k, Secret: secret.Plain}, nil
+	return model.IssuedKey{APIKey: k, Secret: secret.Plain}, nil
 }
 
 // ByPrefix finds the key a presented secret claims to be, with its account,
 // in one query.
-func (r Keys) ByPrefix(ctx context.Context, prefix string) (APIKey, error) {
-	var k APIKey
+func (r Keys) ByPrefix(ctx context.Context, prefix string) (model.APIKey, error) {
+	var k model.APIKey
 	err := r.DB.NewSelect().Model(&k).Relation("Account").Where("api_key.prefix = ?", prefix).Scan(ctx)
 	return k, notFound(err)
 }
 
 // List returns the keys of one account, or of every account when accountID
 // is empty, newest first.
-func (r Keys) List(ctx context.Context, accountID string) ([]APIKey, error) {
-	keys := []APIKey{}
+func (r Keys) List(ctx context.Context, accountID string) ([]model.APIKey, error) {
+	keys := []model.APIKey{}
 	q := r.DB.NewSelect().Model(&keys).OrderExpr("id DESC").Limit(1000)
 	if accountID != "" {
 		q = q.Where("account_id = ?", accountID)
@@ -57,8 +58,8 @@ func (r Keys) List(ctx context.Context, accountID string) ([]APIKey, error) {
 
 // Revoke sets revoked_at once; accountID limits it to the owner's keys unless
 // empty (operators). Revoking a revoked key keeps the first time.
-func (r Keys) Revoke(ctx context.Context, id int64, accountID string, now time.Time) (APIKey, error) {
-	var k APIKey
+func (r Keys) Revoke(ctx context.Context, id int64, accountID string, now time.Time) (model.APIKey, error) {
+	var k model.APIKey
 	q := r.DB.NewUpdate().Model(&k).
 		Set("revoked_at = coalesce(revoked_at, ?)", now).
 		Where("id = ?", id).Returning("*")
@@ -70,7 +71,7 @@ func (r Keys) Revoke(ctx context.Context, id int64, accountID string, now time.T
 		return k, fmt.Errorf("revoke api key: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return k, ErrNotFound
+		return k, model.ErrNotFound
 	}
 	return k, nil
 }
@@ -105,7 +106,7 @@ func (b *UsageBatcher) Flush(ctx context.Context) error {
 	b.pending = map[int64]time.Time{}
 	b.mu.Unlock()
 	for id, at := range pending {
-		_, err := b.db.NewUpdate().Model((*APIKey)(nil)).
+		_, err := b.db.NewUpdate().Model((*model.APIKey)(nil)).
 			Set("last_used_at = greatest(coalesce(last_used_at, ?), ?)", at, at).
 			Where("id = ?", id).Exec(ctx)
 		if err != nil {

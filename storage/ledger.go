@@ -12,9 +12,9 @@ import (
 	"parley/rules/billing"
 )
 
-// LedgerEntry is the credit_ledger row of a model.LedgerEntry: the one
+// ledgerRow is the credit_ledger row of a model.LedgerEntry: the one
 // record whose table is not named after its type.
-type LedgerEntry struct {
+type ledgerRow struct {
 	bun.BaseModel `bun:"table:credit_ledger"`
 	model.LedgerEntry
 }
@@ -24,30 +24,30 @@ type Ledger struct{ DB *bun.DB }
 
 // Post records m exactly once. Replaying the same key returns the first entry
 // and changes nothing. A charge never takes the balance below zero.
-func (l Ledger) Post(ctx context.Context, m Movement) (model.LedgerEntry, error) {
-	entries, err := l.PostAll(ctx, []Movement{m})
+func (l Ledger) Post(ctx context.Context, m model.Movement) (model.LedgerEntry, error) {
+	entries, err := l.PostAll(ctx, []model.Movement{m})
 	if err != nil {
 		return model.LedgerEntry{}, err
 	}
-	return entries[0].LedgerEntry, nil
+	return entries[0], nil
 }
 
 // PostAll records several movements all or nothing, each exactly once: when
 // one cannot be posted (say the balance does not cover a charge), none is.
-func (l Ledger) PostAll(ctx context.Context, ms []Movement) ([]LedgerEntry, error) {
+func (l Ledger) PostAll(ctx context.Context, ms []model.Movement) ([]model.LedgerEntry, error) {
 	return l.postAllWith(ctx, ms, nil)
 }
 
 // postAllWith posts ms and runs also (when set) in the same transaction:
 // the movements and the state change they pay for commit together. also
 // must be idempotent: a race on a key runs the transaction again.
-func (l Ledger) postAllWith(ctx context.Context, ms []Movement, also func(context.Context, bun.Tx) error) ([]LedgerEntry, error) {
+func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, also func(context.Context, bun.Tx) error) ([]model.LedgerEntry, error) {
 	for _, m := range ms {
 		if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
 			return nil, fmt.Errorf("ledger: a movement needs an account, a key and a positive amount")
 		}
 	}
-	var entries []LedgerEntry
+	var entries []model.LedgerEntry
 	post := func() error {
 		return inTx(ctx, l.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 			entries = entries[:0]
@@ -56,7 +56,7 @@ func (l Ledger) postAllWith(ctx context.Context, ms []Movement, also func(contex
 				if err != nil {
 					return err
 				}
-				entries = append(entries, e)
+				entries = append(entries, e.LedgerEntry)
 			}
 			if also != nil {
 				return also(ctx, tx)
@@ -78,25 +78,25 @@ func (l Ledger) postAllWith(ctx context.Context, ms []Movement, also func(contex
 
 // postIn posts one movement inside tx, or returns the entry already posted
 // under its key.
-func postIn(ctx context.Context, tx bun.Tx, m Movement) (LedgerEntry, error) {
+func postIn(ctx context.Context, tx bun.Tx, m model.Movement) (ledgerRow, error) {
 	existing, err := entryByKey(ctx, tx, m.Key)
 	if err == nil {
 		return existing, sameMovement(existing, m)
 	}
-	if !errors.Is(err, ErrNotFound) {
-		return LedgerEntry{}, err
+	if !errors.Is(err, model.ErrNotFound) {
+		return ledgerRow{}, err
 	}
 	delta := m.Amount
-	if m.Kind == KindCharge {
+	if m.Kind == model.KindCharge {
 		delta = -m.Amount
 	}
 	var balance billing.Micros
-	err = tx.NewUpdate().Model((*Account)(nil)).
+	err = tx.NewUpdate().Model((*model.Account)(nil)).
 		Set("balance_micros = balance_micros + ?", delta).
 		Where("id = ?", m.AccountID).
 		Where("balance_micros + ? >= 0", delta).
 		Returning("balance_micros").Scan(ctx, &balance)
-	if errors.Is(notFound(err), ErrNotFound) {
+	if errors.Is(notFound(err), model.ErrNotFound) {
 		// A concurrent post with the same key may have spent the balance
 		// this one was waiting for: that is a replay.
 		if existing, getErr := entryByKey(ctx, tx, m.Key); getErr == nil {
@@ -104,14 +104,14 @@ func postIn(ctx context.Context, tx bun.Tx, m Movement) (LedgerEntry, error) {
 		}
 		acc, getErr := Accounts{DB: tx}.Get(ctx, m.AccountID)
 		if getErr != nil {
-			return LedgerEntry{}, getErr
+			return ledgerRow{}, getErr
 		}
-		return LedgerEntry{}, &InsufficientBalanceError{Required: m.Amount, Balance: acc.BalanceMicros}
+		return ledgerRow{}, &model.InsufficientBalanceError{Required: m.Amount, Balance: acc.BalanceMicros}
 	}
 	if err != nil {
-		return LedgerEntry{}, fmt.Errorf("update balance: %w", err)
+		return ledgerRow{}, fmt.Errorf("update balance: %w", err)
 	}
-	entry := LedgerEntry{LedgerEntry: model.LedgerEntry{
+	entry := ledgerRow{LedgerEntry: model.LedgerEntry{
 		AccountID: m.AccountID, Kind: m.Kind, Service: m.Service, AmountMicros: delta,
 		BalanceAfter: balance, IdempotencyKey: m.Key, Note: m.Note,
 	}}
@@ -120,29 +120,29 @@ func postIn(ctx context.Context, tx bun.Tx, m Movement) (LedgerEntry, error) {
 	}
 	res, err := tx.NewInsert().Model(&entry).On("CONFLICT (idempotency_key) DO NOTHING").Returning("*").Exec(ctx)
 	if err != nil {
-		return LedgerEntry{}, fmt.Errorf("insert ledger entry: %w", err)
+		return ledgerRow{}, fmt.Errorf("insert ledger entry: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return LedgerEntry{}, errRaced
+		return ledgerRow{}, errRaced
 	}
 	return entry, nil
 }
 
 var errRaced = errors.New("ledger: concurrent post with the same key")
 
-func entryByKey(ctx context.Context, db bun.IDB, key string) (LedgerEntry, error) {
-	var e LedgerEntry
+func entryByKey(ctx context.Context, db bun.IDB, key string) (ledgerRow, error) {
+	var e ledgerRow
 	err := db.NewSelect().Model(&e).Where("idempotency_key = ?", key).Scan(ctx)
 	return e, notFound(err)
 }
 
-func sameMovement(e LedgerEntry, m Movement) error {
+func sameMovement(e ledgerRow, m model.Movement) error {
 	amount := e.AmountMicros
 	if amount < 0 {
 		amount = -amount
 	}
 	if e.AccountID != m.AccountID || e.Kind != m.Kind || amount != m.Amount {
-		return ErrKeyReused
+		return model.ErrKeyReused
 	}
 	return nil
 }
@@ -154,10 +154,10 @@ func (l Ledger) SpendByService(ctx context.Context, accountID string, since time
 		Service string         `bun:"service"`
 		Spend   billing.Micros `bun:"spend"`
 	}
-	err := l.DB.NewSelect().Model((*LedgerEntry)(nil)).
+	err := l.DB.NewSelect().Model((*ledgerRow)(nil)).
 		ColumnExpr("service, -sum(amount_micros) AS spend").
 		Where("account_id = ?", accountID).
-		Where("kind IN (?)", bun.In([]string{KindCharge, KindRefund})).
+		Where("kind IN (?)", bun.In([]string{model.KindCharge, model.KindRefund})).
 		Where("created_at >= ?", since).
 		Group("service").Scan(ctx, &rows)
 	if err != nil {

@@ -17,15 +17,15 @@ import (
 	"parley/storage"
 )
 
-func newAccount(t *testing.T, db *bun.DB, balance billing.Micros) storage.Account {
+func newAccount(t *testing.T, db *bun.DB, balance billing.Micros) model.Account {
 	t.Helper()
 	ctx := context.Background()
-	acc := storage.Account{Email: fmt.Sprintf("%s@example.com", t.Name()), Name: "Test", Locale: "en", Role: "user"}
+	acc := model.Account{Email: fmt.Sprintf("%s@example.com", t.Name()), Name: "Test", Locale: "en", Role: "user"}
 	if err := (storage.Accounts{DB: db}).Create(ctx, &acc); err != nil {
 		t.Fatal(err)
 	}
 	if balance > 0 {
-		_, err := storage.Ledger{DB: db}.Post(ctx, storage.Movement{AccountID: acc.ID, Kind: storage.KindTopUp, Amount: balance, Key: "seed:" + acc.ID})
+		_, err := storage.Ledger{DB: db}.Post(ctx, model.Movement{AccountID: acc.ID, Kind: model.KindTopUp, Amount: balance, Key: "seed:" + acc.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,13 +46,13 @@ func TestLedgerConcurrentChargesNeverOverdraw(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := ledger.Post(ctx, storage.Movement{
-				AccountID: acc.ID, Kind: storage.KindCharge, Service: "transcription", Amount: 1000,
+			_, err := ledger.Post(ctx, model.Movement{
+				AccountID: acc.ID, Kind: model.KindCharge, Service: "transcription", Amount: 1000,
 				Key: billing.ChargeKey("transcription", int64(i), "transcribe"), JobKind: "transcription", JobID: int64(i), Stage: "transcribe",
 			})
 			mu.Lock()
 			defer mu.Unlock()
-			var ib *storage.InsufficientBalanceError
+			var ib *model.InsufficientBalanceError
 			switch {
 			case err == nil:
 				ok++
@@ -75,8 +75,8 @@ func TestLedgerConcurrentChargesNeverOverdraw(t *testing.T) {
 		t.Fatalf("balance %d, want 0", got.BalanceMicros)
 	}
 	var sum billing.Micros
-	if err := db.NewSelect().Model((*storage.LedgerEntry)(nil)).ColumnExpr("sum(amount_micros)").Where("account_id = ?", acc.ID).Scan(ctx, &sum); err != nil {
-		t.Fatal(err)
+	for _, e := range testenv.LedgerEntries(t, db, "account_id = ?", acc.ID) {
+		sum += e.AmountMicros
 	}
 	if sum != got.BalanceMicros {
 		t.Fatalf("ledger sums to %d but balance is %d", sum, got.BalanceMicros)
@@ -88,7 +88,7 @@ func TestLedgerReplayChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	acc := newAccount(t, db, 5000)
 	ledger := storage.Ledger{DB: db}
-	m := storage.Movement{AccountID: acc.ID, Kind: storage.KindCharge, Service: "transcription", Amount: 1200,
+	m := model.Movement{AccountID: acc.ID, Kind: model.KindCharge, Service: "transcription", Amount: 1200,
 		Key: billing.ChargeKey("transcription", 7, "transcribe"), JobKind: "transcription", JobID: 7, Stage: "transcribe"}
 
 	var wg sync.WaitGroup
@@ -114,12 +114,12 @@ func TestLedgerReplayChangesNothing(t *testing.T) {
 	if got.BalanceMicros != 3800 {
 		t.Fatalf("balance %d, want 3800", got.BalanceMicros)
 	}
-	n, _ := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("account_id = ? AND kind = 'charge'", acc.ID).Count(ctx)
+	n := len(testenv.LedgerEntries(t, db, "account_id = ? AND kind = 'charge'", acc.ID))
 	if n != 1 {
 		t.Fatalf("%d charge entries, want 1", n)
 	}
 	m.Amount = 999
-	if _, err := ledger.Post(ctx, m); !errors.Is(err, storage.ErrKeyReused) {
+	if _, err := ledger.Post(ctx, m); !errors.Is(err, model.ErrKeyReused) {
 		t.Fatalf("same key, other amount: err = %v, want ErrKeyReused", err)
 	}
 }
@@ -127,10 +127,10 @@ func TestLedgerReplayChangesNothing(t *testing.T) {
 func TestLedgerRefusesBadMovements(t *testing.T) {
 	db := testenv.DB(t)
 	acc := newAccount(t, db, 0)
-	for _, m := range []storage.Movement{
-		{AccountID: acc.ID, Kind: storage.KindCharge, Amount: 0, Key: "k1"},
-		{AccountID: acc.ID, Kind: storage.KindCharge, Amount: -5, Key: "k2"},
-		{AccountID: acc.ID, Kind: storage.KindCharge, Amount: 5},
+	for _, m := range []model.Movement{
+		{AccountID: acc.ID, Kind: model.KindCharge, Amount: 0, Key: "k1"},
+		{AccountID: acc.ID, Kind: model.KindCharge, Amount: -5, Key: "k2"},
+		{AccountID: acc.ID, Kind: model.KindCharge, Amount: 5},
 	} {
 		if _, err := (storage.Ledger{DB: db}).Post(context.Background(), m); err == nil {
 			t.Errorf("%+v accepted", m)
@@ -143,25 +143,25 @@ func TestLedgerPostAllIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 	acc := newAccount(t, db, 1000)
 	ledger := storage.Ledger{DB: db}
-	stage := func(name string, amount billing.Micros) storage.Movement {
-		return storage.Movement{AccountID: acc.ID, Kind: storage.KindCharge, Service: name, Amount: amount,
+	stage := func(name string, amount billing.Micros) model.Movement {
+		return model.Movement{AccountID: acc.ID, Kind: model.KindCharge, Service: name, Amount: amount,
 			Key: billing.ChargeKey("subtitles", 9, name), JobKind: "subtitles", JobID: 9, Stage: name}
 	}
-	_, err := ledger.PostAll(ctx, []storage.Movement{stage("transcription", 600), stage("burn", 600)})
-	var ib *storage.InsufficientBalanceError
+	_, err := ledger.PostAll(ctx, []model.Movement{stage("transcription", 600), stage("burn", 600)})
+	var ib *model.InsufficientBalanceError
 	if !errors.As(err, &ib) {
 		t.Fatalf("err = %v, want insufficient balance", err)
 	}
-	n, _ := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("kind = 'charge'").Count(ctx)
+	n := len(testenv.LedgerEntries(t, db, "kind = 'charge'"))
 	got, _ := storage.Accounts{DB: db}.Get(ctx, acc.ID)
 	if n != 0 || got.BalanceMicros != 1000 {
 		t.Fatalf("%d charges posted and balance %d after a refused batch", n, got.BalanceMicros)
 	}
-	entries, err := ledger.PostAll(ctx, []storage.Movement{stage("transcription", 600), stage("burn", 400)})
+	entries, err := ledger.PostAll(ctx, []model.Movement{stage("transcription", 600), stage("burn", 400)})
 	if err != nil || len(entries) != 2 || entries[1].BalanceAfter != 0 {
 		t.Fatalf("PostAll = %+v, %v", entries, err)
 	}
-	again, err := ledger.PostAll(ctx, []storage.Movement{stage("transcription", 600), stage("burn", 400)})
+	again, err := ledger.PostAll(ctx, []model.Movement{stage("transcription", 600), stage("burn", 400)})
 	if err != nil || again[0].ID != entries[0].ID || again[1].ID != entries[1].ID {
 		t.Fatalf("replay = %+v, %v", again, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"parley/model"
 	"sort"
 	"sync"
 	"time"
@@ -225,12 +226,12 @@ func (o *Objects) GetFile(ctx context.Context, key, path string) error {
 }
 
 // Stat describes key.
-func (o *Objects) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+func (o *Objects) Stat(ctx context.Context, key string) (model.ObjectInfo, error) {
 	info, err := o.client.StatObject(ctx, o.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		return ObjectInfo{}, notFoundObject(err)
+		return model.ObjectInfo{}, notFoundObject(err)
 	}
-	return ObjectInfo{Size: info.Size, ContentType: info.ContentType, ETag: info.ETag}, nil
+	return model.ObjectInfo{Size: info.Size, ContentType: info.ContentType, ETag: info.ETag}, nil
 }
 
 // Open reads key from offset; length < 0 reads to the end.
@@ -274,7 +275,7 @@ func (o *Objects) Health(ctx context.Context) error {
 func notFoundObject(err error) error {
 	var resp minio.ErrorResponse
 	if errors.As(err, &resp) && (resp.StatusCode == http.StatusNotFound || resp.Code == "NoSuchKey") {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
 	return err
 }
@@ -291,25 +292,19 @@ func (o *Objects) List(ctx context.Context, prefix string) ([]string, error) {
 	return keys, nil
 }
 
-// StoredObject is one key of a listing and when it was stored.
-type StoredObject struct {
-	Key          string
-	LastModified time.Time
-}
-
 // ListPage returns up to limit keys under prefix that sort after
 // startAfter, in key order: a walk resumes where its last page ended.
-func (o *Objects) ListPage(ctx context.Context, prefix, startAfter string, limit int) ([]StoredObject, error) {
+func (o *Objects) ListPage(ctx context.Context, prefix, startAfter string, limit int) ([]model.StoredObject, error) {
 	ctx, cancel := context.WithCancel(ctx) // stops the listing goroutine at the limit
 	defer cancel()
-	var out []StoredObject
+	var out []model.StoredObject
 	for obj := range o.client.ListObjects(ctx, o.bucket, minio.ListObjectsOptions{
 		Prefix: prefix, StartAfter: startAfter, Recursive: true, MaxKeys: limit,
 	}) {
 		if obj.Err != nil {
 			return nil, fmt.Errorf("list objects under %s: %w", prefix, obj.Err)
 		}
-		out = append(out, StoredObject{Key: obj.Key, LastModified: obj.LastModified})
+		out = append(out, model.StoredObject{Key: obj.Key, LastModified: obj.LastModified})
 		if len(out) == limit {
 			break
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"parley/devstack/testenv"
-	"parley/storage"
+	"parley/model"
 )
 
 // A stream of unknown length is stored whole, whatever its size around the
@@ -60,7 +60,7 @@ func TestPutStreamBroken(t *testing.T) {
 	if _, err := o.Put(ctx, "test/broken", r, -1, "audio/wav"); !errors.Is(err, gone) {
 		t.Fatalf("Put: %v, want the reader's error", err)
 	}
-	if _, err := o.Stat(ctx, "test/broken"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := o.Stat(ctx, "test/broken"); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("stat: %v, want ErrNotFound", err)
 	}
 	cfg := testenv.Config(t)

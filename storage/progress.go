@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"parley/model"
 	"parley/rules/jobspec"
 )
 
@@ -26,37 +27,21 @@ var stageOrder = pgdialect.Array(jobspec.StageOrder)
 // array_position counts it.
 func rank(stage string) int { return slices.Index(jobspec.StageOrder, stage) + 1 }
 
-// ProgressWrite is one measurement of a running job by an activity attempt.
-type ProgressWrite struct {
-	Stage string
-	// Fraction is 0..1 where measured, nil otherwise.
-	Fraction *float64
-	// Attempt is the activity's attempt (1 for the first): a retried
-	// activity starts a new run of its stage, which replaces the earlier
-	// attempt's, fraction included, while a late write of the earlier
-	// attempt is refused.
-	Attempt int
-	// BurnRun, when not 0, is the burn run the write belongs to: refused
-	// unless it is the job's current one, so a write of an earlier re-burn
-	// never lands on a later one.
-	BurnRun int
-}
-
 // Progress records where a running job is and reports whether it was
 // written. The write itself refuses to move backwards: it lands only while
 // the job is not final and when (stage rank, attempt, fraction) is at or
 // past the stored one, an unmeasured fraction counting below any measured
-// one. So within one run (one attempt of one stage, see ProgressWrite) the
-// stage only moves forward and the fraction only rises, whatever order
+// one. So within one run (one attempt of one stage, see model.ProgressWrite)
+// the stage only moves forward and the fraction only rises, whatever order
 // concurrent or late writes arrive in.
-func (r Jobs) Progress(ctx context.Context, id int64, w ProgressWrite) (bool, error) {
+func (r Jobs) Progress(ctx context.Context, id int64, w model.ProgressWrite) (bool, error) {
 	if !jobspec.IsStage(w.Stage) {
 		return false, fmt.Errorf("job %d: %q is not a progress stage", id, w.Stage)
 	}
 	if w.Fraction != nil && (*w.Fraction < 0 || *w.Fraction > 1) {
 		return false, fmt.Errorf("job %d: progress fraction %v is outside 0..1", id, *w.Fraction)
 	}
-	q := r.DB.NewUpdate().Model((*Job)(nil)).
+	q := r.DB.NewUpdate().Model((*model.Job)(nil)).
 		Set("progress_stage = ?, progress_fraction = ?, progress_attempt = ?, progress_updated_at = now()", w.Stage, w.Fraction, w.Attempt).
 		Where("id = ? AND status NOT IN (?)", id, bun.In([]string{jobspec.Done, jobspec.Failed})).
 		Where("("+stageRank+", progress_attempt, coalesce(progress_fraction, -1)) <= (?, ?, coalesce(?::double precision, -1))",
@@ -84,7 +69,7 @@ func (r Jobs) StartChunks(ctx context.Context, id int64, chunks int) (bool, erro
 	written := false
 	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		written = false
-		res, err := tx.NewUpdate().Model((*Job)(nil)).
+		res, err := tx.NewUpdate().Model((*model.Job)(nil)).
 			Set("progress_stage = ?, progress_fraction = 0, progress_attempt = 0", jobspec.Transcribing).
 			Set("progress_chunks = ?, progress_chunks_done = 0, progress_updated_at = now()", chunks).
 			Where("id = ? AND status NOT IN (?)", id, bun.In([]string{jobspec.Done, jobspec.Failed})).

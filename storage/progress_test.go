@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
 	"parley/storage"
@@ -21,7 +22,7 @@ func startedJob(t *testing.T, db *bun.DB) int64 {
 	t.Helper()
 	ctx := context.Background()
 	acc := newAccount(t, db, billing.MicrosPerUSD)
-	j := storage.Job{AccountID: acc.ID, Kind: jobspec.Subtitles, Status: jobspec.Queued, InputKind: "file", Source: "api",
+	j := model.Job{AccountID: acc.ID, Kind: jobspec.Subtitles, Status: jobspec.Queued, InputKind: "file", Source: "api",
 		LanguageRequested: "auto", BurnRuns: 1}
 	if err := (storage.Admissions{DB: db}).Admit(ctx, &j, 100); err != nil {
 		t.Fatal(err)
@@ -32,7 +33,7 @@ func startedJob(t *testing.T, db *bun.DB) int64 {
 	return j.ID
 }
 
-func progressOf(t *testing.T, db *bun.DB, id int64) storage.JobProgress {
+func progressOf(t *testing.T, db *bun.DB, id int64) model.JobProgress {
 	t.Helper()
 	j, err := storage.Jobs{DB: db}.Get(context.Background(), id)
 	if err != nil {
@@ -63,23 +64,23 @@ func TestProgressNeverMovesBack(t *testing.T) {
 		t.Fatalf("after start: %+v, want processing, unmeasured", p)
 	}
 	steps := []struct {
-		w     storage.ProgressWrite
+		w     model.ProgressWrite
 		lands bool
 	}{
-		{storage.ProgressWrite{Stage: jobspec.Cleaning, Attempt: 1}, true},
-		{storage.ProgressWrite{Stage: jobspec.Extracting, Attempt: 1}, true},
-		{storage.ProgressWrite{Stage: jobspec.Cleaning, Attempt: 2}, false}, // earlier stage
-		{storage.ProgressWrite{Stage: jobspec.Processing, Attempt: 9}, false},
-		{storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.5), BurnRun: 1}, true},
-		{storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.4), BurnRun: 1}, false}, // lower fraction
-		{storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, BurnRun: 1}, false},                      // unmeasured after measured
-		{storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.5), BurnRun: 1}, true},  // the same again
-		{storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.7), BurnRun: 1}, true},
-		{storage.ProgressWrite{Stage: jobspec.Merging, Attempt: 3}, false},                                  // earlier stage
-		{storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.9), BurnRun: 2}, false}, // another burn run
-		{storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 2, BurnRun: 1}, true},                       // a retry: a new run
-		{storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 2, Fraction: frac(0.1), BurnRun: 1}, true},
-		{storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.9), BurnRun: 1}, false}, // the earlier attempt, late
+		{model.ProgressWrite{Stage: jobspec.Cleaning, Attempt: 1}, true},
+		{model.ProgressWrite{Stage: jobspec.Extracting, Attempt: 1}, true},
+		{model.ProgressWrite{Stage: jobspec.Cleaning, Attempt: 2}, false}, // earlier stage
+		{model.ProgressWrite{Stage: jobspec.Processing, Attempt: 9}, false},
+		{model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.5), BurnRun: 1}, true},
+		{model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.4), BurnRun: 1}, false}, // lower fraction
+		{model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, BurnRun: 1}, false},                      // unmeasured after measured
+		{model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.5), BurnRun: 1}, true},  // the same again
+		{model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.7), BurnRun: 1}, true},
+		{model.ProgressWrite{Stage: jobspec.Merging, Attempt: 3}, false},                                  // earlier stage
+		{model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.9), BurnRun: 2}, false}, // another burn run
+		{model.ProgressWrite{Stage: jobspec.Burning, Attempt: 2, BurnRun: 1}, true},                       // a retry: a new run
+		{model.ProgressWrite{Stage: jobspec.Burning, Attempt: 2, Fraction: frac(0.1), BurnRun: 1}, true},
+		{model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.9), BurnRun: 1}, false}, // the earlier attempt, late
 	}
 	for i, s := range steps {
 		landed, err := jobs.Progress(ctx, id, s.w)
@@ -95,7 +96,7 @@ func TestProgressNeverMovesBack(t *testing.T) {
 	if *p.Stage != jobspec.Burning || p.Attempt != 2 || p.Fraction == nil || *p.Fraction != 0.1 {
 		t.Fatalf("progress %s attempt %d fraction %s, want burning attempt 2 at 0.1", *p.Stage, p.Attempt, fmtFraction(p.Fraction))
 	}
-	for _, bad := range []storage.ProgressWrite{{Stage: "uploading", Attempt: 3}, {Stage: jobspec.Burning, Attempt: 3, Fraction: frac(1.5)}} {
+	for _, bad := range []model.ProgressWrite{{Stage: "uploading", Attempt: 3}, {Stage: jobspec.Burning, Attempt: 3, Fraction: frac(1.5)}} {
 		if _, err := jobs.Progress(ctx, id, bad); err == nil {
 			t.Errorf("%+v written without an error", bad)
 		}
@@ -103,7 +104,7 @@ func TestProgressNeverMovesBack(t *testing.T) {
 	if err := jobs.Finish(ctx, id, jobspec.Done, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	if landed, err := jobs.Progress(ctx, id, storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 3, Fraction: frac(1)}); err != nil || landed {
+	if landed, err := jobs.Progress(ctx, id, model.ProgressWrite{Stage: jobspec.Burning, Attempt: 3, Fraction: frac(1)}); err != nil || landed {
 		t.Fatalf("a write after the end landed: %v %v", landed, err)
 	}
 }
@@ -209,7 +210,7 @@ func TestReburnStartsANewRun(t *testing.T) {
 	ctx := context.Background()
 	jobs := storage.Jobs{DB: db}
 	id := startedJob(t, db)
-	if _, err := jobs.Progress(ctx, id, storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(1), BurnRun: 1}); err != nil {
+	if _, err := jobs.Progress(ctx, id, model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(1), BurnRun: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := jobs.Finish(ctx, id, jobspec.Done, "", ""); err != nil {
@@ -226,10 +227,10 @@ func TestReburnStartsANewRun(t *testing.T) {
 	if p := progressOf(t, db, id); *p.Stage != jobspec.Burning || p.Fraction != nil || p.Attempt != 0 {
 		t.Fatalf("re-burn: %+v, want burning, unmeasured", p)
 	}
-	if ok, _ := jobs.Progress(ctx, id, storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(1), BurnRun: 1}); ok {
+	if ok, _ := jobs.Progress(ctx, id, model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(1), BurnRun: 1}); ok {
 		t.Fatal("a write of burn run 1 landed on run 2")
 	}
-	if ok, _ := jobs.Progress(ctx, id, storage.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.2), BurnRun: 2}); !ok {
+	if ok, _ := jobs.Progress(ctx, id, model.ProgressWrite{Stage: jobspec.Burning, Attempt: 1, Fraction: frac(0.2), BurnRun: 2}); !ok {
 		t.Fatal("run 2's own write did not land")
 	}
 }
@@ -242,7 +243,7 @@ func TestRunningBatches(t *testing.T) {
 	store := storage.SMS{DB: db}
 	ms := admitSMS(t, db, billing.MicrosPerUSD, 3)
 	accountID, batchID := ms[0].AccountID, *ms[0].BatchID
-	running := func() []storage.RunningBatch {
+	running := func() []model.RunningBatch {
 		t.Helper()
 		bs, err := store.RunningBatches(ctx, accountID)
 		if err != nil {
@@ -263,7 +264,7 @@ func TestRunningBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	bs := running()
-	if len(bs) != 1 || bs[0].Outcomes != 2 || bs[0].Status != storage.BatchProcessing || bs[0].ProgressAt.Before(bs[0].CreatedAt) {
+	if len(bs) != 1 || bs[0].Outcomes != 2 || bs[0].Status != model.BatchProcessing || bs[0].ProgressAt.Before(bs[0].CreatedAt) {
 		t.Fatalf("two outcomes: %+v", bs)
 	}
 	if err := store.Accept(ctx, ms[2], "SMprogress2", smsCharge(ms[2])); err != nil {

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"parley/model"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ type RateCounters struct{ DB bun.IDB }
 // is counted only while the ones before it stayed within their limits, so
 // a refused request does not spend the longer windows. It returns each
 // window's count including this request, or 0 for a window not reached.
-func (r RateCounters) Spend(ctx context.Context, keyID int64, windows []Window) ([]int, error) {
+func (r RateCounters) Spend(ctx context.Context, keyID int64, windows []model.Window) ([]int, error) {
 	if len(windows) == 0 {
 		return nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"parley/model"
 	"parley/rules/billing"
 	"parley/rules/sms"
 )
@@ -20,8 +21,8 @@ type SMS struct{ DB *bun.DB }
 
 // AddNumber gives an account a number to send from; a number another
 // account owns is ErrConflict.
-func (r SMS) AddNumber(ctx context.Context, accountID, phone string) (OwnedNumber, error) {
-	n := OwnedNumber{AccountID: accountID, Phone: phone}
+func (r SMS) AddNumber(ctx context.Context, accountID, phone string) (model.OwnedNumber, error) {
+	n := model.OwnedNumber{AccountID: accountID, Phone: phone}
 	if _, err := r.DB.NewInsert().Model(&n).Returning("*").Exec(ctx); err != nil {
 		return n, fmt.Errorf("add number: %w", conflict(err))
 	}
@@ -29,15 +30,15 @@ func (r SMS) AddNumber(ctx context.Context, accountID, phone string) (OwnedNumbe
 }
 
 // NumberOwnedBy finds an account's number by its E.164 form.
-func (r SMS) NumberOwnedBy(ctx context.Context, accountID, phone string) (OwnedNumber, error) {
-	var n OwnedNumber
+func (r SMS) NumberOwnedBy(ctx context.Context, accountID, phone string) (model.OwnedNumber, error) {
+	var n model.OwnedNumber
 	err := r.DB.NewSelect().Model(&n).Where("account_id = ? AND phone = ?", accountID, phone).Scan(ctx)
 	return n, notFound(err)
 }
 
 // Numbers are an account's numbers, oldest first.
-func (r SMS) Numbers(ctx context.Context, accountID string) ([]OwnedNumber, error) {
-	var ns []OwnedNumber
+func (r SMS) Numbers(ctx context.Context, accountID string) ([]model.OwnedNumber, error) {
+	var ns []model.OwnedNumber
 	if err := r.DB.NewSelect().Model(&ns).Where("account_id = ?", accountID).OrderExpr("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("numbers of %s: %w", accountID, err)
 	}
@@ -45,8 +46,8 @@ func (r SMS) Numbers(ctx context.Context, accountID string) ([]OwnedNumber, erro
 }
 
 // NumberByPhone finds whichever account owns a number.
-func (r SMS) NumberByPhone(ctx context.Context, phone string) (OwnedNumber, error) {
-	var n OwnedNumber
+func (r SMS) NumberByPhone(ctx context.Context, phone string) (model.OwnedNumber, error) {
+	var n model.OwnedNumber
 	err := r.DB.NewSelect().Model(&n).Where("phone = ?", phone).Scan(ctx)
 	return n, notFound(err)
 }
@@ -91,10 +92,10 @@ func quotasOf(ctx context.Context, db bun.IDB, accountID string) (map[string]int
 // for this one's lock, and it would wait for a connection forever. The messages
 // hold their price in reserve while queued. It returns the batch id (0 for a
 // single message); the messages get their ids and threads.
-func (r SMS) Admit(ctx context.Context, send *SMSSend, now time.Time, check func(SMSUsage) error) (int64, error) {
+func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, check func(model.SMSUsage) error) (int64, error) {
 	var batchID int64
 	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
-		var u SMSUsage
+		var u model.SMSUsage
 		if err := tx.NewSelect().Model(&u.Account).Where("id = ?", send.AccountID).For("NO KEY UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
 		}
@@ -118,7 +119,7 @@ func (r SMS) Admit(ctx context.Context, send *SMSSend, now time.Time, check func
 			return err
 		}
 		if send.Batch {
-			b := SMSBatch{AccountID: send.AccountID, Status: BatchQueued, TotalRecipients: len(send.Messages)}
+			b := model.SMSBatch{AccountID: send.AccountID, Status: model.BatchQueued, TotalRecipients: len(send.Messages)}
 			if _, err := tx.NewInsert().Model(&b).Returning("id").Exec(ctx); err != nil {
 				return fmt.Errorf("insert sms batch: %w", err)
 			}
@@ -159,7 +160,7 @@ func nextMessageIDs(ctx context.Context, tx bun.Tx, n int) ([]int64, error) {
 // insertMessages inserts a send's messages (ids set) in one statement whose
 // columns travel as arrays: a 10,000-recipient batch is one short statement
 // with a dozen parameters rather than 140,000 values for Postgres to parse.
-func insertMessages(ctx context.Context, tx bun.Tx, ms []SMSMessage) error {
+func insertMessages(ctx context.Context, tx bun.Tx, ms []model.SMSMessage) error {
 	if len(ms) == 0 {
 		return nil
 	}
@@ -208,7 +209,7 @@ func sentToday(ctx context.Context, db bun.IDB, accountID string, now time.Time)
 }
 
 // countSent adds a send's messages to the account's counts of their UTC day.
-func countSent(ctx context.Context, tx bun.Tx, accountID string, now time.Time, ms []SMSMessage) error {
+func countSent(ctx context.Context, tx bun.Tx, accountID string, now time.Time, ms []model.SMSMessage) error {
 	perCountry := map[string]int{}
 	for _, m := range ms {
 		perCountry[m.Country]++
@@ -254,7 +255,7 @@ func reservedMicros(ctx context.Context, db bun.IDB, accountID string, excludeID
 // are not written here: their last activity moves when the carrier answers
 // for a message (Accept, Fail), so admitting a large batch to known numbers
 // rewrites no thread rows under the account's lock.
-func threadsOf(ctx context.Context, tx bun.Tx, send *SMSSend, now time.Time) (map[string]int64, error) {
+func threadsOf(ctx context.Context, tx bun.Tx, send *model.SMSSend, now time.Time) (map[string]int64, error) {
 	seen := map[string]bool{}
 	var phones []string
 	for _, m := range send.Messages {
@@ -320,7 +321,7 @@ func ensureThreads(ctx context.Context, tx bun.Tx, accountID string, numberID in
 
 // touchThread moves a thread's last activity to now.
 func touchThread(ctx context.Context, db bun.IDB, threadID int64) error {
-	_, err := db.NewUpdate().Model((*SMSThread)(nil)).Set("last_message_at = greatest(last_message_at, now())").
+	_, err := db.NewUpdate().Model((*model.SMSThread)(nil)).Set("last_message_at = greatest(last_message_at, now())").
 		Where("id = ?", threadID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("touch sms thread %d: %w", threadID, err)
@@ -329,8 +330,8 @@ func touchThread(ctx context.Context, db bun.IDB, threadID int64) error {
 }
 
 // Message reads one message.
-func (r SMS) Message(ctx context.Context, id int64) (SMSMessage, error) {
-	var m SMSMessage
+func (r SMS) Message(ctx context.Context, id int64) (model.SMSMessage, error) {
+	var m model.SMSMessage
 	err := r.DB.NewSelect().Model(&m).Where("id = ?", id).Scan(ctx)
 	return m, notFound(err)
 }
@@ -342,11 +343,11 @@ func (r SMS) Message(ctx context.Context, id int64) (SMSMessage, error) {
 // before and the lease's end, which EndAttempt needs. A message another
 // attempt holds is an *AttemptInFlightError; a message no longer queued is
 // returned as it is, with no lease taken.
-func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time, lease time.Duration) (SMSMessage, time.Time, error) {
+func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time, lease time.Duration) (model.SMSMessage, time.Time, error) {
 	// One statement in the usual case: the row as it was (locked, so two
 	// attempts cannot both pass the test) and the lease taken from it.
 	var taken struct {
-		SMSMessage
+		model.SMSMessage
 		Until time.Time `bun:"lease_until"`
 	}
 	err := r.DB.NewRaw(`WITH old AS (SELECT * FROM sms_messages WHERE id = ? FOR NO KEY UPDATE)
@@ -358,8 +359,8 @@ func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time, lease ti
 	if err == nil {
 		return taken.SMSMessage, taken.Until, nil
 	}
-	if notFound(err) != ErrNotFound {
-		return SMSMessage{}, time.Time{}, fmt.Errorf("start an attempt at sms message %d: %w", id, err)
+	if notFound(err) != model.ErrNotFound {
+		return model.SMSMessage{}, time.Time{}, fmt.Errorf("start an attempt at sms message %d: %w", id, err)
 	}
 	// No lease taken: the message is no longer queued, or another attempt
 	// holds it.
@@ -371,14 +372,14 @@ func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time, lease ti
 		// Its lease ended between the two statements: try again.
 		return r.StartAttempt(ctx, id, now, lease)
 	}
-	return m, time.Time{}, &AttemptInFlightError{MessageID: id, Until: *m.SendLeaseUntil}
+	return m, time.Time{}, &model.AttemptInFlightError{MessageID: id, Until: *m.SendLeaseUntil}
 }
 
 // EndAttempt gives up the send lease an attempt took (until, as
 // StartAttempt returned it), so that a retry need not wait for it to
 // expire. A lease another attempt has taken since is left alone.
 func (r SMS) EndAttempt(ctx context.Context, id int64, until time.Time) error {
-	_, err := r.DB.NewUpdate().Model((*SMSMessage)(nil)).Set("send_lease_until = NULL").
+	_, err := r.DB.NewUpdate().Model((*model.SMSMessage)(nil)).Set("send_lease_until = NULL").
 		Where("id = ? AND send_lease_until = ?", id, until).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("end the send attempt of sms message %d: %w", id, err)
@@ -386,25 +387,14 @@ func (r SMS) EndAttempt(ctx context.Context, id int64, until time.Time) error {
 	return nil
 }
 
-// AttemptInFlightError refuses an attempt at sending a message while
-// another attempt holds its send lease, until Until at the latest.
-type AttemptInFlightError struct {
-	MessageID int64
-	Until     time.Time
-}
-
-func (e *AttemptInFlightError) Error() string {
-	return fmt.Sprintf("sms message %d: another attempt may be handing it to the carrier until %s", e.MessageID, e.Until.UTC().Format(time.RFC3339))
-}
-
 // Accept records that the carrier accepted a queued message under sid and
 // charges it, in one transaction, once: a repeated call changes nothing.
 // The charge pays for the move out of queued, and commits only with it. A
 // message accepted already is left as it is and not charged again; one
 // failed meanwhile without a sid is taken back by acceptUnsent.
-func (r SMS) Accept(ctx context.Context, m SMSMessage, sid string, charge Movement) error {
-	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*SMSMessage)(nil)).
+func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error {
+	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*model.SMSMessage)(nil)).
 			Set("upstream_sid = ?, status = ?, sent_at = now()", sid, sms.Sending).
 			Where("id = ? AND status = ?", m.ID, sms.Queued).Exec(ctx)
 		if err != nil {
@@ -437,20 +427,20 @@ var errNotQueued = errors.New("sms message is no longer queued")
 // sending under sid with its price back and is charged once, its error is
 // cleared and its batch's outcome set again. A message that has a sid is
 // left as it is.
-func (r SMS) acceptUnsent(ctx context.Context, m SMSMessage, sid string, charge Movement) error {
-	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
+func (r SMS) acceptUnsent(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error {
+	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
 		var taken struct {
 			ThreadID int64  `bun:"thread_id"`
 			BatchID  *int64 `bun:"batch_id"`
 		}
-		err := tx.NewUpdate().Model((*SMSMessage)(nil)).
+		err := tx.NewUpdate().Model((*model.SMSMessage)(nil)).
 			Set("upstream_sid = ?, status = ?, sent_at = now(), price_micros = ?, cost_micros = ?, error_code = NULL, error_message = NULL",
 				sid, sms.Sending, m.PriceMicros, m.CostMicros).
 			Where("id = ? AND status = ? AND upstream_sid IS NULL", m.ID, sms.Failed).
 			Returning("thread_id, batch_id").Scan(ctx, &taken)
 		switch notFound(err) {
 		case nil:
-		case ErrNotFound:
+		case model.ErrNotFound:
 			return errNotQueued
 		default:
 			return fmt.Errorf("accept failed sms message %d: %w", m.ID, conflict(err))
@@ -479,7 +469,7 @@ func (r SMS) KnownSIDs(ctx context.Context, sids []string) (map[string]bool, err
 		return known, nil
 	}
 	var found []string
-	err := r.DB.NewSelect().Model((*SMSMessage)(nil)).Column("upstream_sid").
+	err := r.DB.NewSelect().Model((*model.SMSMessage)(nil)).Column("upstream_sid").
 		Where("upstream_sid IN (?)", bun.In(sids)).Scan(ctx, &found)
 	if err != nil {
 		return nil, fmt.Errorf("known sms sids: %w", err)
@@ -495,13 +485,13 @@ func (r SMS) KnownSIDs(ctx context.Context, sids []string) (map[string]bool, err
 func (r SMS) Fail(ctx context.Context, id int64, code, message string) error {
 	return inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var threadID int64
-		err := tx.NewUpdate().Model((*SMSMessage)(nil)).
+		err := tx.NewUpdate().Model((*model.SMSMessage)(nil)).
 			Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
 			Where("id = ? AND status = ?", id, sms.Queued).Returning("thread_id").Scan(ctx, &threadID)
 		switch notFound(err) {
 		case nil:
 			return touchThread(ctx, tx, threadID)
-		case ErrNotFound: // no longer queued: left as it is
+		case model.ErrNotFound: // no longer queued: left as it is
 			return nil
 		}
 		return fmt.Errorf("fail sms message %d: %w", id, err)
@@ -512,7 +502,7 @@ func (r SMS) Fail(ctx context.Context, id int64, code, message string) error {
 // (messageID) and concludes the batch: used when a send's workflow could not
 // be started, so its reservation is released.
 func (r SMS) FailUnsent(ctx context.Context, batchID, messageID int64, code, message string) error {
-	q := r.DB.NewUpdate().Model((*SMSMessage)(nil)).
+	q := r.DB.NewUpdate().Model((*model.SMSMessage)(nil)).
 		Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
 		Where("status = ?", sms.Queued)
 	if batchID != 0 {
@@ -533,16 +523,16 @@ func (r SMS) FailUnsent(ctx context.Context, batchID, messageID int64, code, mes
 // Advance moves the message the carrier knows as sid to status, forward
 // only; errorCode/errorMessage are kept when the status is a failure. It
 // reports the message as it is now and whether it moved.
-func (r SMS) Advance(ctx context.Context, sid, status, errorCode, errorMessage string) (SMSMessage, bool, error) {
+func (r SMS) Advance(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error) {
 	return advance(ctx, r.DB, sid, status, errorCode, errorMessage)
 }
 
-func advance(ctx context.Context, db bun.IDB, sid, status, errorCode, errorMessage string) (SMSMessage, bool, error) {
+func advance(ctx context.Context, db bun.IDB, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error) {
 	lower := sms.Below(status)
 	if len(lower) == 0 {
-		return SMSMessage{}, false, fmt.Errorf("sms: %q is not a status a message moves to", status)
+		return model.SMSMessage{}, false, fmt.Errorf("sms: %q is not a status a message moves to", status)
 	}
-	var m SMSMessage
+	var m model.SMSMessage
 	q := db.NewUpdate().Model(&m).Set("status = ?", status).
 		Where("upstream_sid = ? AND status IN (?)", sid, bun.In(lower)).Returning("*")
 	if status == sms.Delivered {
@@ -555,7 +545,7 @@ func advance(ctx context.Context, db bun.IDB, sid, status, errorCode, errorMessa
 	if err == nil {
 		return m, true, nil
 	}
-	if notFound(err) != ErrNotFound {
+	if notFound(err) != model.ErrNotFound {
 		return m, false, fmt.Errorf("advance sms %s: %w", sid, err)
 	}
 	err = db.NewSelect().Model(&m).Where("upstream_sid = ?", sid).Scan(ctx)
@@ -566,12 +556,12 @@ func advance(ctx context.Context, db bun.IDB, sid, status, errorCode, errorMessa
 // status (delivery callbacks and refreshes both land here) and, when a
 // batch's message fails late, sets the batch's outcome again. It returns
 // the message as it is now and whether it moved.
-func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (SMSMessage, bool, error) {
+func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error) {
 	// One transaction: a reader never sees the message's late failure
 	// without the batch's new outcome, and a crash between the two cannot
 	// leave the batch behind (a repeated callback would not move the
 	// message again).
-	var m SMSMessage
+	var m model.SMSMessage
 	var moved bool
 	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
@@ -594,7 +584,7 @@ func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMess
 // offset and limit picking a part.
 func (r SMS) BatchMessageIDs(ctx context.Context, batchID int64, offset, limit int) ([]int64, error) {
 	var ids []int64
-	err := r.DB.NewSelect().Model((*SMSMessage)(nil)).Column("id").Where("batch_id = ?", batchID).
+	err := r.DB.NewSelect().Model((*model.SMSMessage)(nil)).Column("id").Where("batch_id = ?", batchID).
 		OrderExpr("id").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("batch %d messages: %w", batchID, err)
@@ -604,8 +594,8 @@ func (r SMS) BatchMessageIDs(ctx context.Context, batchID int64, offset, limit i
 
 // StartBatch moves a queued batch to processing.
 func (r SMS) StartBatch(ctx context.Context, id int64) error {
-	_, err := r.DB.NewUpdate().Model((*SMSBatch)(nil)).Set("status = ?, started_at = coalesce(started_at, now())", BatchProcessing).
-		Where("id = ? AND status = ?", id, BatchQueued).Exec(ctx)
+	_, err := r.DB.NewUpdate().Model((*model.SMSBatch)(nil)).Set("status = ?, started_at = coalesce(started_at, now())", model.BatchProcessing).
+		Where("id = ? AND status = ?", id, model.BatchQueued).Exec(ctx)
 	return err
 }
 
@@ -613,12 +603,12 @@ func (r SMS) StartBatch(ctx context.Context, id int64) error {
 // a send outcome: completed when none failed, failed when all did, partial
 // otherwise. It is called when the send phase ends and again whenever a
 // late outcome could change it; completedAt is set the first time.
-func (r SMS) ConcludeBatch(ctx context.Context, id int64) (SMSBatch, error) {
+func (r SMS) ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error) {
 	return concludeBatch(ctx, r.DB, id)
 }
 
-func concludeBatch(ctx context.Context, db bun.IDB, id int64) (SMSBatch, error) {
-	var b SMSBatch
+func concludeBatch(ctx context.Context, db bun.IDB, id int64) (model.SMSBatch, error) {
+	var b model.SMSBatch
 	err := db.NewRaw(`WITH c AS (
 			SELECT count(*) FILTER (WHERE status = 'queued') AS queued,
 			       count(*) FILTER (WHERE status IN ('failed', 'undelivered')) AS failed,
@@ -629,7 +619,7 @@ func concludeBatch(ctx context.Context, db bun.IDB, id int64) (SMSBatch, error) 
 			completed_at = coalesce(b.completed_at, now())
 		FROM c WHERE b.id = ? AND c.queued = 0
 		RETURNING b.*`, id, id).Scan(ctx, &b)
-	if notFound(err) == ErrNotFound {
+	if notFound(err) == model.ErrNotFound {
 		err = db.NewSelect().Model(&b).Where("id = ?", id).Scan(ctx)
 		return b, notFound(err)
 	}
@@ -637,16 +627,16 @@ func concludeBatch(ctx context.Context, db bun.IDB, id int64) (SMSBatch, error) 
 }
 
 // Batch reads a batch.
-func (r SMS) Batch(ctx context.Context, id int64) (SMSBatch, error) {
-	var b SMSBatch
+func (r SMS) Batch(ctx context.Context, id int64) (model.SMSBatch, error) {
+	var b model.SMSBatch
 	err := r.DB.NewSelect().Model(&b).Where("id = ?", id).Scan(ctx)
 	return b, notFound(err)
 }
 
 // BatchOwned reads an account's batch with its messages in recipient order.
-func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (SMSBatch, []SMSMessage, error) {
-	var b SMSBatch
-	var ms []SMSMessage
+func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error) {
+	var b model.SMSBatch
+	var ms []model.SMSMessage
 	// One snapshot for both reads, so the batch's counts and status agree
 	// with its messages while outcomes arrive.
 	err := inTx(ctx, r.DB, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
@@ -662,8 +652,8 @@ func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (SMSBat
 }
 
 // Batches are an account's latest batches, newest first.
-func (r SMS) Batches(ctx context.Context, accountID string, limit int) ([]SMSBatch, error) {
-	var bs []SMSBatch
+func (r SMS) Batches(ctx context.Context, accountID string, limit int) ([]model.SMSBatch, error) {
+	var bs []model.SMSBatch
 	if err := r.DB.NewSelect().Model(&bs).Where("account_id = ?", accountID).OrderExpr("id DESC").Limit(int64(limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("batches of %s: %w", accountID, err)
 	}
@@ -672,8 +662,8 @@ func (r SMS) Batches(ctx context.Context, accountID string, limit int) ([]SMSBat
 
 // Unsettled are the messages the carrier accepted whose delivery is not
 // final: of a batch (batchID) or one message (messageID).
-func (r SMS) Unsettled(ctx context.Context, batchID, messageID int64) ([]SMSMessage, error) {
-	var ms []SMSMessage
+func (r SMS) Unsettled(ctx context.Context, batchID, messageID int64) ([]model.SMSMessage, error) {
+	var ms []model.SMSMessage
 	q := r.DB.NewSelect().Model(&ms).Where("upstream_sid IS NOT NULL AND status IN (?)", bun.In([]string{sms.Sending, sms.Sent}))
 	if batchID != 0 {
 		q = q.Where("batch_id = ?", batchID)
@@ -689,9 +679,9 @@ func (r SMS) Unsettled(ctx context.Context, batchID, messageID int64) ([]SMSMess
 // SentSince counts the messages an account had accepted by the carrier since
 // a time: the charged ones, as the ledger's sms spend counts them (a refused
 // or never-sent message is in neither).
-func (r SMS) SentSince(ctx context.Context, accountID string, since time.Time) (SMSSent, error) {
-	var out SMSSent
-	err := r.DB.NewSelect().Model((*SMSMessage)(nil)).
+func (r SMS) SentSince(ctx context.Context, accountID string, since time.Time) (model.SMSSent, error) {
+	var out model.SMSSent
+	err := r.DB.NewSelect().Model((*model.SMSMessage)(nil)).
 		ColumnExpr("count(*) AS messages, coalesce(sum(segments), 0) AS segments").
 		Where("account_id = ? AND direction = ? AND upstream_sid IS NOT NULL AND sent_at >= ?", accountID, sms.Outbound, since).
 		Scan(ctx, &out)

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/rules/billing"
 	"parley/rules/sms"
 	"parley/storage"
@@ -18,7 +19,7 @@ import (
 
 // admitSMS admits n identical one-segment messages from a new account (a
 // batch when n > 1) and returns them.
-func admitSMS(t *testing.T, db *bun.DB, balance billing.Micros, n int) []storage.SMSMessage {
+func admitSMS(t *testing.T, db *bun.DB, balance billing.Micros, n int) []model.SMSMessage {
 	t.Helper()
 	ctx := context.Background()
 	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: balance})
@@ -26,29 +27,25 @@ func admitSMS(t *testing.T, db *bun.DB, balance billing.Micros, n int) []storage
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := storage.SMSSend{AccountID: acc.ID, From: from, Batch: n > 1}
+	send := model.SMSSend{AccountID: acc.ID, From: from, Batch: n > 1}
 	for range n {
-		send.Messages = append(send.Messages, storage.SMSMessage{ToPhone: "+12025550100", Country: "US", Body: "hello",
+		send.Messages = append(send.Messages, model.SMSMessage{ToPhone: "+12025550100", Country: "US", Body: "hello",
 			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
 	}
-	if _, err := (storage.SMS{DB: db}).Admit(ctx, &send, time.Now(), func(storage.SMSUsage) error { return nil }); err != nil {
+	if _, err := (storage.SMS{DB: db}).Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return send.Messages
 }
 
-func smsCharge(m storage.SMSMessage) storage.Movement {
-	return storage.Movement{AccountID: m.AccountID, Kind: storage.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
+func smsCharge(m model.SMSMessage) model.Movement {
+	return model.Movement{AccountID: m.AccountID, Kind: model.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
 		Key: fmt.Sprintf("sms-message:%d:send", m.ID), JobKind: "sms_message", JobID: m.ID, Stage: "send"}
 }
 
 func smsChargeCount(t *testing.T, db *bun.DB, accountID string) int {
 	t.Helper()
-	n, err := db.NewSelect().Model((*storage.LedgerEntry)(nil)).Where("account_id = ? AND kind = ?", accountID, storage.KindCharge).Count(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int(n)
+	return len(testenv.LedgerEntries(t, db, "account_id = ? AND kind = ?", accountID, model.KindCharge))
 }
 
 // An attempt that outlives the message's failure (the workflow gave up on
@@ -164,7 +161,7 @@ func TestSMSReceiveKnownSIDCreatesNoThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := fmt.Sprintf("SMknown%d", time.Now().UnixNano())
-	in := storage.Inbound{SID: sid, Number: number, From: "+12025550901", Country: "US", Body: "hi", Segments: 1, Encoding: "gsm7"}
+	in := model.Inbound{SID: sid, Number: number, From: "+12025550901", Country: "US", Body: "hi", Segments: 1, Encoding: "gsm7"}
 	first, stored, err := store.Receive(ctx, in, time.Now())
 	if err != nil || !stored {
 		t.Fatalf("first receive: stored %v, %v", stored, err)
@@ -174,7 +171,7 @@ func TestSMSReceiveKnownSIDCreatesNoThread(t *testing.T) {
 	if err != nil || stored || again.ID != first.ID || again.FromPhone != "+12025550901" {
 		t.Fatalf("second receive: %+v stored %v, %v", again, stored, err)
 	}
-	threads, err := store.Threads(ctx, acc.ID, storage.ThreadFilter{Limit: 10})
+	threads, err := store.Threads(ctx, acc.ID, model.ThreadFilter{Limit: 10})
 	if err != nil || len(threads) != 1 || threads[0].RemotePhone != "+12025550901" || threads[0].UnreadCount != 1 {
 		t.Fatalf("threads %+v, %v", threads, err)
 	}

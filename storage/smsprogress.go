@@ -20,7 +20,7 @@ func (r SMS) RunningBatches(ctx context.Context, accountID string) ([]model.Runn
 			       max(m.send_attempted_at) AS last_attempt, max(m.sent_at) AS last_sent
 			FROM sms_messages m WHERE m.batch_id = b.id) c
 		WHERE b.account_id = ? AND b.status IN (?, ?)
-		ORDER BY b.id`, sms.Queued, accountID, BatchQueued, BatchProcessing).Scan(ctx, &out)
+		ORDER BY b.id`, sms.Queued, accountID, model.BatchQueued, model.BatchProcessing).Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("running sms batches: %w", err)
 	}

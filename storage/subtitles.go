@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"parley/model"
 
 	"github.com/uptrace/bun"
 )
@@ -13,7 +14,7 @@ type SubtitleVersions struct{ DB bun.IDB }
 // SaveGenerated stores the SRT built from the transcript as version 1; a
 // retry finds it there and changes nothing.
 func (r SubtitleVersions) SaveGenerated(ctx context.Context, jobID int64, srt string) error {
-	_, err := r.DB.NewInsert().Model(&SubtitleVersion{JobID: jobID, Version: 1, SRT: srt, Source: "generated"}).
+	_, err := r.DB.NewInsert().Model(&model.SubtitleVersion{JobID: jobID, Version: 1, SRT: srt, Source: "generated"}).
 		On("CONFLICT (job_id, version) DO NOTHING").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("save srt: %w", err)
@@ -22,8 +23,8 @@ func (r SubtitleVersions) SaveGenerated(ctx context.Context, jobID int64, srt st
 }
 
 // SaveEdit stores an edited SRT as the next version.
-func (r SubtitleVersions) SaveEdit(ctx context.Context, jobID int64, srt string) (SubtitleVersion, error) {
-	v := SubtitleVersion{JobID: jobID, SRT: srt, Source: "edit"}
+func (r SubtitleVersions) SaveEdit(ctx context.Context, jobID int64, srt string) (model.SubtitleVersion, error) {
+	v := model.SubtitleVersion{JobID: jobID, SRT: srt, Source: "edit"}
 	err := r.DB.NewRaw(`INSERT INTO subtitle_versions (job_id, version, srt, source)
 		SELECT ?, coalesce(max(version), 0) + 1, ?, 'edit' FROM subtitle_versions WHERE job_id = ?
 		RETURNING version, created_at`, jobID, srt, jobID).Scan(ctx, &v.Version, &v.CreatedAt)
@@ -34,8 +35,8 @@ func (r SubtitleVersions) SaveEdit(ctx context.Context, jobID int64, srt string)
 }
 
 // Latest returns the current SRT of a job.
-func (r SubtitleVersions) Latest(ctx context.Context, jobID int64) (SubtitleVersion, error) {
-	var v SubtitleVersion
+func (r SubtitleVersions) Latest(ctx context.Context, jobID int64) (model.SubtitleVersion, error) {
+	var v model.SubtitleVersion
 	err := r.DB.NewSelect().Model(&v).Where("job_id = ?", jobID).OrderExpr("version DESC").Limit(1).Scan(ctx)
 	return v, notFound(err)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"parley/model"
 	"parley/rules/sms"
 )
 
@@ -22,8 +23,8 @@ func (r SMS) threadSelect(dest any) *bun.SelectQuery {
 // archived condition is written out, not a parameter, so that the planner
 // picks the partial index in list order (sms_threads_listed_idx or
 // sms_threads_archived_idx) and reads no more than the page.
-func (r SMS) Threads(ctx context.Context, accountID string, f ThreadFilter) ([]SMSThread, error) {
-	out := []SMSThread{}
+func (r SMS) Threads(ctx context.Context, accountID string, f model.ThreadFilter) ([]model.SMSThread, error) {
+	out := []model.SMSThread{}
 	archived := "t.archived_at IS NULL"
 	if f.Archived {
 		archived = "t.archived_at IS NOT NULL"
@@ -40,8 +41,8 @@ func (r SMS) Threads(ctx context.Context, accountID string, f ThreadFilter) ([]S
 }
 
 // Thread reads one of an account's threads.
-func (r SMS) Thread(ctx context.Context, accountID string, id int64) (SMSThread, error) {
-	var t SMSThread
+func (r SMS) Thread(ctx context.Context, accountID string, id int64) (model.SMSThread, error) {
+	var t model.SMSThread
 	err := r.threadSelect(&t).Where("t.id = ? AND t.account_id = ?", id, accountID).Scan(ctx)
 	return t, notFound(err)
 }
@@ -50,8 +51,8 @@ func (r SMS) Thread(ctx context.Context, accountID string, id int64) (SMSThread,
 // below the id before when it is not zero (the lowest id of the page
 // before). Ids only grow, so paging back by id never repeats or skips a
 // message while new ones arrive.
-func (r SMS) ThreadMessages(ctx context.Context, threadID, before int64, limit int) ([]SMSMessage, error) {
-	out := []SMSMessage{}
+func (r SMS) ThreadMessages(ctx context.Context, threadID, before int64, limit int) ([]model.SMSMessage, error) {
+	out := []model.SMSMessage{}
 	q := r.DB.NewSelect().Model(&out).Where("thread_id = ?", threadID).OrderExpr("id DESC").Limit(int64(limit))
 	if before != 0 {
 		q = q.Where("id < ?", before)
@@ -65,9 +66,9 @@ func (r SMS) ThreadMessages(ctx context.Context, threadID, before int64, limit i
 // UpdateThread applies a change to one of an account's threads and returns
 // the thread as it is now. Marking read zeroes the unread count and stamps
 // the thread's unread inbound messages, in one transaction.
-func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch ThreadChange, now time.Time) (SMSThread, error) {
+func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch model.ThreadChange, now time.Time) (model.SMSThread, error) {
 	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
-		q := tx.NewUpdate().Model((*SMSThread)(nil)).Where("id = ? AND account_id = ?", id, accountID)
+		q := tx.NewUpdate().Model((*model.SMSThread)(nil)).Where("id = ? AND account_id = ?", id, accountID)
 		if ch.MarkRead {
 			q = q.Set("unread_count = 0")
 		}
@@ -86,12 +87,12 @@ func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch Th
 			return fmt.Errorf("update sms thread %d: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrNotFound
+			return model.ErrNotFound
 		}
 		if !ch.MarkRead {
 			return nil
 		}
-		_, err = tx.NewUpdate().Model((*SMSMessage)(nil)).Set("read_at = ?", now).
+		_, err = tx.NewUpdate().Model((*model.SMSMessage)(nil)).Set("read_at = ?", now).
 			Where("thread_id = ? AND direction = ? AND read_at IS NULL", id, sms.Inbound).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("mark sms thread %d read: %w", id, err)
@@ -99,7 +100,7 @@ func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch Th
 		return nil
 	})
 	if err != nil {
-		return SMSThread{}, err
+		return model.SMSThread{}, err
 	}
 	return r.Thread(ctx, accountID, id)
 }
@@ -115,14 +116,14 @@ func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch Th
 // rows it inserts only share-lock their account and thread, which an
 // admission's FOR NO KEY UPDATE allows), and it writes its thread's row once,
 // last, with a counter update that no other key depends on.
-func (r SMS) Receive(ctx context.Context, in Inbound, now time.Time) (m SMSMessage, stored bool, err error) {
+func (r SMS) Receive(ctx context.Context, in model.Inbound, now time.Time) (m model.SMSMessage, stored bool, err error) {
 	err = inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		threads, err := ensureThreads(ctx, tx, in.Number.AccountID, in.Number.ID, []string{in.From}, now)
 		if err != nil {
 			return err
 		}
 		threadID := threads[in.From]
-		m = SMSMessage{AccountID: in.Number.AccountID, ThreadID: threadID, Direction: sms.Inbound,
+		m = model.SMSMessage{AccountID: in.Number.AccountID, ThreadID: threadID, Direction: sms.Inbound,
 			FromPhone: in.From, ToPhone: in.Number.Phone, Country: in.Country, Body: in.Body,
 			Segments: in.Segments, Encoding: in.Encoding, Status: sms.Received, UpstreamSID: &in.SID, CreatedAt: now}
 		res, err := tx.NewInsert().Model(&m).On("CONFLICT (upstream_sid) WHERE upstream_sid IS NOT NULL DO NOTHING").Returning("*").Exec(ctx)
@@ -134,7 +135,7 @@ func (r SMS) Receive(ctx context.Context, in Inbound, now time.Time) (m SMSMessa
 			// pair's sid came again): roll back the thread it may have made.
 			return errKnownSID
 		}
-		_, err = tx.NewUpdate().Model((*SMSThread)(nil)).
+		_, err = tx.NewUpdate().Model((*model.SMSThread)(nil)).
 			Set("unread_count = unread_count + 1, last_message_at = greatest(last_message_at, ?), archived_at = NULL", now).
 			Where("id = ?", threadID).Exec(ctx)
 		if err != nil {
@@ -143,7 +144,7 @@ func (r SMS) Receive(ctx context.Context, in Inbound, now time.Time) (m SMSMessa
 		return nil
 	})
 	if errors.Is(err, errKnownSID) {
-		m = SMSMessage{}
+		m = model.SMSMessage{}
 		err = notFound(r.DB.NewSelect().Model(&m).Where("upstream_sid = ?", in.SID).Scan(ctx))
 		return m, false, err
 	}

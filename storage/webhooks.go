@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"parley/model"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -12,7 +13,7 @@ import (
 type Webhooks struct{ DB bun.IDB }
 
 // InsertEndpoint stores a new endpoint.
-func (r Webhooks) InsertEndpoint(ctx context.Context, e *WebhookEndpoint) error {
+func (r Webhooks) InsertEndpoint(ctx context.Context, e *model.WebhookEndpoint) error {
 	if _, err := r.DB.NewInsert().Model(e).Returning("*").Exec(ctx); err != nil {
 		return fmt.Errorf("insert webhook endpoint: %w", err)
 	}
@@ -20,8 +21,8 @@ func (r Webhooks) InsertEndpoint(ctx context.Context, e *WebhookEndpoint) error 
 }
 
 // Endpoints lists an account's endpoints, oldest first.
-func (r Webhooks) Endpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, error) {
-	out := []WebhookEndpoint{}
+func (r Webhooks) Endpoints(ctx context.Context, accountID string) ([]model.WebhookEndpoint, error) {
+	out := []model.WebhookEndpoint{}
 	err := r.DB.NewSelect().Model(&out).Where("account_id = ? AND deleted_at IS NULL", accountID).OrderExpr("id").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list webhook endpoints: %w", err)
@@ -30,8 +31,8 @@ func (r Webhooks) Endpoints(ctx context.Context, accountID string) ([]WebhookEnd
 }
 
 // Endpoint reads one of an account's endpoints.
-func (r Webhooks) Endpoint(ctx context.Context, accountID string, id int64) (WebhookEndpoint, error) {
-	var e WebhookEndpoint
+func (r Webhooks) Endpoint(ctx context.Context, accountID string, id int64) (model.WebhookEndpoint, error) {
+	var e model.WebhookEndpoint
 	err := r.DB.NewSelect().Model(&e).Where("id = ? AND account_id = ? AND deleted_at IS NULL", id, accountID).Scan(ctx)
 	return e, notFound(err)
 }
@@ -39,20 +40,20 @@ func (r Webhooks) Endpoint(ctx context.Context, accountID string, id int64) (Web
 // DeleteEndpoint retires an endpoint: its deliveries stay readable for the
 // record, and pending ones stop at their next attempt.
 func (r Webhooks) DeleteEndpoint(ctx context.Context, accountID string, id int64) error {
-	res, err := r.DB.NewUpdate().Model((*WebhookEndpoint)(nil)).Set("deleted_at = now()").
+	res, err := r.DB.NewUpdate().Model((*model.WebhookEndpoint)(nil)).Set("deleted_at = now()").
 		Where("id = ? AND account_id = ? AND deleted_at IS NULL", id, accountID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("delete webhook endpoint: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
 	return nil
 }
 
 // OpenDeliveries makes the deliveries of event to every endpoint of its
 // account subscribed to its type, once each, and returns them all.
-func (r Webhooks) OpenDeliveries(ctx context.Context, event Event) ([]WebhookDelivery, error) {
+func (r Webhooks) OpenDeliveries(ctx context.Context, event model.Event) ([]model.WebhookDelivery, error) {
 	_, err := r.DB.NewRaw(`INSERT INTO webhook_deliveries (account_id, event_id, endpoint_id)
 		SELECT account_id, ?, id FROM webhook_endpoints
 		WHERE account_id = ? AND deleted_at IS NULL AND (events = '{}' OR ? = ANY (events))
@@ -60,7 +61,7 @@ func (r Webhooks) OpenDeliveries(ctx context.Context, event Event) ([]WebhookDel
 	if err != nil {
 		return nil, fmt.Errorf("open deliveries of event %d: %w", event.ID, err)
 	}
-	out := []WebhookDelivery{}
+	out := []model.WebhookDelivery{}
 	if err := r.DB.NewSelect().Model(&out).Where("event_id = ?", event.ID).OrderExpr("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list deliveries of event %d: %w", event.ID, err)
 	}
@@ -68,31 +69,31 @@ func (r Webhooks) OpenDeliveries(ctx context.Context, event Event) ([]WebhookDel
 }
 
 // Delivery reads a delivery with its event, whoever owns it (activities).
-func (r Webhooks) Delivery(ctx context.Context, id int64) (WebhookDelivery, error) {
-	var d WebhookDelivery
+func (r Webhooks) Delivery(ctx context.Context, id int64) (model.WebhookDelivery, error) {
+	var d model.WebhookDelivery
 	err := r.DB.NewSelect().Model(&d).Relation("Event").Where("webhook_delivery.id = ?", id).Scan(ctx)
 	return d, notFound(err)
 }
 
 // OwnedDelivery reads one of an account's deliveries with its event.
-func (r Webhooks) OwnedDelivery(ctx context.Context, accountID string, id int64) (WebhookDelivery, error) {
-	var d WebhookDelivery
+func (r Webhooks) OwnedDelivery(ctx context.Context, accountID string, id int64) (model.WebhookDelivery, error) {
+	var d model.WebhookDelivery
 	err := r.DB.NewSelect().Model(&d).Relation("Event").
 		Where("webhook_delivery.id = ? AND webhook_delivery.account_id = ?", id, accountID).Scan(ctx)
 	return d, notFound(err)
 }
 
 // EndpointByID reads an endpoint whoever owns it, deleted or not (activities).
-func (r Webhooks) EndpointByID(ctx context.Context, id int64) (WebhookEndpoint, error) {
-	var e WebhookEndpoint
+func (r Webhooks) EndpointByID(ctx context.Context, id int64) (model.WebhookEndpoint, error) {
+	var e model.WebhookEndpoint
 	err := r.DB.NewSelect().Model(&e).Where("id = ?", id).Scan(ctx)
 	return e, notFound(err)
 }
 
 // Deliveries lists an endpoint's latest deliveries, newest first, each with
 // its event and attempts.
-func (r Webhooks) Deliveries(ctx context.Context, endpointID int64, limit int) ([]WebhookDelivery, error) {
-	out := []WebhookDelivery{}
+func (r Webhooks) Deliveries(ctx context.Context, endpointID int64, limit int) ([]model.WebhookDelivery, error) {
+	out := []model.WebhookDelivery{}
 	err := r.DB.NewSelect().Model(&out).Relation("Event").
 		Relation("Attempts", func(q *bun.SelectQuery) *bun.SelectQuery { return q.OrderExpr("id") }).
 		Where("webhook_delivery.endpoint_id = ?", endpointID).OrderExpr("webhook_delivery.id DESC").Limit(int64(limit)).Scan(ctx)
@@ -103,7 +104,7 @@ func (r Webhooks) Deliveries(ctx context.Context, endpointID int64, limit int) (
 }
 
 // RecordAttempt stores one attempt and moves the delivery to status.
-func (r Webhooks) RecordAttempt(ctx context.Context, a *WebhookAttempt, status string) error {
+func (r Webhooks) RecordAttempt(ctx context.Context, a *model.WebhookAttempt, status string) error {
 	return inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(a).Returning("*").Exec(ctx); err != nil {
 			return fmt.Errorf("record webhook attempt: %w", err)
@@ -118,18 +119,12 @@ func (r Webhooks) SetDeliveryStatus(ctx context.Context, id int64, status string
 }
 
 func setDeliveryStatus(ctx context.Context, db bun.IDB, id int64, status string) error {
-	_, err := db.NewUpdate().Model((*WebhookDelivery)(nil)).Set("status = ?, updated_at = now()", status).
+	_, err := db.NewUpdate().Model((*model.WebhookDelivery)(nil)).Set("status = ?, updated_at = now()", status).
 		Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("set delivery %d %s: %w", id, status, err)
 	}
 	return nil
-}
-
-// Caps bound the attempts in flight at once, across every worker process:
-// to one endpoint, and to all the endpoints of one account.
-type Caps struct {
-	Endpoint, Account int
 }
 
 // TakeLease gives delivery d's attempt a place within caps for at most ttl,
@@ -138,7 +133,7 @@ type Caps struct {
 // after its worker died) is taken over. The account's count is taken under
 // a transaction-scoped advisory lock on the account, so two processes
 // cannot both take its last place.
-func (r Webhooks) TakeLease(ctx context.Context, d WebhookDelivery, caps Caps, ttl time.Duration) (bool, error) {
+func (r Webhooks) TakeLease(ctx context.Context, d model.WebhookDelivery, caps model.DeliveryCaps, ttl time.Duration) (bool, error) {
 	var taken bool
 	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		taken = false

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/storage"
 )
 
@@ -19,10 +20,10 @@ import (
 func TestWebhookLeaseCaps(t *testing.T) {
 	hooks := storage.Webhooks{DB: testenv.DB(t)}
 	ctx := context.Background()
-	caps := storage.Caps{Endpoint: 1, Account: 2}
+	caps := model.DeliveryCaps{Endpoint: 1, Account: 2}
 	take := func(id int64, account string, endpoint int64, ttl time.Duration) bool {
 		t.Helper()
-		ok, err := hooks.TakeLease(ctx, storage.WebhookDelivery{ID: id, AccountID: account, EndpointID: endpoint}, caps, ttl)
+		ok, err := hooks.TakeLease(ctx, model.WebhookDelivery{ID: id, AccountID: account, EndpointID: endpoint}, caps, ttl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,12 +78,12 @@ func TestWebhookLeaseCaps(t *testing.T) {
 // processes do, never get more than the cap between them.
 func TestWebhookLeaseRace(t *testing.T) {
 	hooks := storage.Webhooks{DB: testenv.DB(t)}
-	caps := storage.Caps{Endpoint: 100, Account: 5}
+	caps := model.DeliveryCaps{Endpoint: 100, Account: 5}
 	var taken atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 40 {
 		wg.Go(func() {
-			d := storage.WebhookDelivery{ID: int64(100 + i), AccountID: "acc_race", EndpointID: int64(i % 8)}
+			d := model.WebhookDelivery{ID: int64(100 + i), AccountID: "acc_race", EndpointID: int64(i % 8)}
 			ok, err := hooks.TakeLease(context.Background(), d, caps, time.Minute)
 			if err != nil {
 				t.Error(err)

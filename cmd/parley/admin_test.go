@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/storage"
 )
 
@@ -85,7 +86,7 @@ func TestAdminCommands(t *testing.T) {
 		t.Fatalf("limits: %v", v)
 	}
 	must(t, "admin", "limits", "set", "--concurrent-jobs", "80")
-	if n, _ := (storage.Settings{DB: db}).Get(ctx, storage.SettingPlatformConcurrentJobs); n != 80 {
+	if n, _ := (storage.Settings{DB: db}).Get(ctx, model.SettingPlatformConcurrentJobs); n != 80 {
 		t.Fatalf("platform cap %d", n)
 	}
 	if v := must(t, "admin", "price", "set", "--item", "transcription", "--usd", "0.01"); v["micros"] != 10000.0 {

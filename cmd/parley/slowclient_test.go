@@ -17,6 +17,7 @@ import (
 
 	"parley/api"
 	"parley/devstack/testenv"
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/provider/media"
 	"parley/service/wiring"
@@ -72,7 +73,7 @@ func TestTrickledUploadIsCutOffThroughTheAPI(t *testing.T) {
 			trickle(t, ln.Addr().String(), "POST /api/v1/transcribe HTTP/1.1\r\nHost: parley\r\nAuthorization: Bearer "+key.Secret+"\r\n"+
 				"Content-Type: multipart/form-data; boundary="+boundary+"\r\nContent-Length: 1000000\r\n\r\n"+tc.sent)
 			ctx := context.Background()
-			if n, err := db.NewSelect().Model((*storage.Job)(nil)).Where("account_id = ?", acc.ID).Count(ctx); err != nil || n != 0 {
+			if n, err := db.NewSelect().Model((*model.Job)(nil)).Where("account_id = ?", acc.ID).Count(ctx); err != nil || n != 0 {
 				t.Fatalf("%d jobs stored (%v), want none", n, err)
 			}
 			if keys, err := objects.List(ctx, ""); err != nil || len(keys) != 0 {

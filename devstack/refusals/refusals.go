@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"time"
 
 	"parley/model"
 	"parley/platform/problem"
@@ -50,6 +51,9 @@ func Declared() []Refusal {
 		{Name: "model.ErrKeyReused", Err: fmt.Errorf("post: %w", model.ErrKeyReused),
 			Code: problem.Internal, Status: http.StatusInternalServerError,
 			Why: "ledger keys are the platform's own (job and stage), so a reused one is a bug of ours, not a client's request"},
+		{Name: "model.AttemptInFlightError", Err: fmt.Errorf("start attempt: %w", &model.AttemptInFlightError{MessageID: 7, Until: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}),
+			Code: problem.Internal, Status: http.StatusInternalServerError,
+			Why: "only the SMS send activity meets it, from storage, and waits for the lease or retries when it ends; no request path starts an attempt"},
 		{Name: "voice.ErrSignature", Err: fmt.Errorf("%w: stale", voice.ErrSignature),
 			Code: problem.Internal, Status: http.StatusInternalServerError,
 			Why: "only the provider's post-call webhook gets it, and its handler answers the provider 403 itself"},

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
+	"parley/model"
 	"parley/platform/temporalclient"
 	"parley/rules/apikey"
 	"parley/rules/billing"
@@ -31,18 +32,18 @@ type AccountOpts struct {
 
 // Account creates an account with a top-up and a key; it returns both and
 // the key's secret.
-func Account(t testing.TB, db *bun.DB, o AccountOpts) (storage.Account, storage.IssuedKey) {
+func Account(t testing.TB, db *bun.DB, o AccountOpts) (model.Account, model.IssuedKey) {
 	t.Helper()
 	ctx := context.Background()
 	if o.Locale == "" {
 		o.Locale = "en"
 	}
-	acc := storage.Account{Email: fmt.Sprintf("user%d-%d@example.com", time.Now().UnixNano(), accountSeq.Add(1)), Name: "Test User", Locale: o.Locale, Role: "user"}
+	acc := model.Account{Email: fmt.Sprintf("user%d-%d@example.com", time.Now().UnixNano(), accountSeq.Add(1)), Name: "Test User", Locale: o.Locale, Role: "user"}
 	if err := (storage.Accounts{DB: db}).Create(ctx, &acc); err != nil {
 		t.Fatal(err)
 	}
 	if o.Balance > 0 {
-		_, err := storage.Ledger{DB: db}.Post(ctx, storage.Movement{AccountID: acc.ID, Kind: storage.KindTopUp, Amount: o.Balance, Key: "test-topup:" + acc.ID})
+		_, err := storage.Ledger{DB: db}.Post(ctx, model.Movement{AccountID: acc.ID, Kind: model.KindTopUp, Amount: o.Balance, Key: "test-topup:" + acc.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,9 +52,9 @@ func Account(t testing.TB, db *bun.DB, o AccountOpts) (storage.Account, storage.
 }
 
 // Key issues another key for an account.
-func Key(t testing.TB, db *bun.DB, accountID string, o AccountOpts) storage.IssuedKey {
+func Key(t testing.TB, db *bun.DB, accountID string, o AccountOpts) model.IssuedKey {
 	t.Helper()
-	spec := storage.KeySpec{AccountID: accountID, Name: "test", Scopes: o.Scopes, OwnerType: apikey.OwnerUser, Tier: o.Tier}
+	spec := model.KeySpec{AccountID: accountID, Name: "test", Scopes: o.Scopes, OwnerType: apikey.OwnerUser, Tier: o.Tier}
 	if spec.Scopes == nil {
 		spec.Scopes = append([]string{}, apikey.UserScopes...)
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"parley/model"
 	"parley/rules/jobspec"
-	"parley/storage"
 )
 
 func TestProgressView(t *testing.T) {
@@ -15,18 +15,18 @@ func TestProgressView(t *testing.T) {
 	stage, half := jobspec.Burning, 0.5
 	for _, tc := range []struct {
 		name string
-		job  storage.Job
+		job  model.Job
 		want string
 	}{
-		{"queued, nothing written", storage.Job{Status: jobspec.Queued, CreatedAt: created},
+		{"queued, nothing written", model.Job{Status: jobspec.Queued, CreatedAt: created},
 			`{"stage":"queued","fraction":null,"updated_at":"2026-11-24T17:00:00Z"}`},
-		{"started, nothing written", storage.Job{Status: jobspec.Processing, CreatedAt: created, StartedAt: &started},
+		{"started, nothing written", model.Job{Status: jobspec.Processing, CreatedAt: created, StartedAt: &started},
 			`{"stage":"processing","fraction":null,"updated_at":"2026-11-24T17:00:01Z"}`},
-		{"measured", storage.Job{Status: jobspec.Burning, CreatedAt: created, StartedAt: &started,
-			Progress: storage.JobProgress{Stage: &stage, Fraction: &half, UpdatedAt: &written}},
+		{"measured", model.Job{Status: jobspec.Burning, CreatedAt: created, StartedAt: &started,
+			Progress: model.JobProgress{Stage: &stage, Fraction: &half, UpdatedAt: &written}},
 			`{"stage":"burning","fraction":0.5,"updated_at":"2026-11-24T17:00:05Z"}`},
-		{"done", storage.Job{Status: jobspec.Done, Progress: storage.JobProgress{Stage: &stage, Fraction: &half, UpdatedAt: &written}}, `null`},
-		{"failed", storage.Job{Status: jobspec.Failed}, `null`},
+		{"done", model.Job{Status: jobspec.Done, Progress: model.JobProgress{Stage: &stage, Fraction: &half, UpdatedAt: &written}}, `null`},
+		{"failed", model.Job{Status: jobspec.Failed}, `null`},
 	} {
 		got, err := json.Marshal(NewProgress(tc.job))
 		if err != nil {
@@ -37,7 +37,7 @@ func TestProgressView(t *testing.T) {
 		}
 	}
 	// Both job views carry it, null included.
-	done := storage.Job{Status: jobspec.Done}
+	done := model.Job{Status: jobspec.Done}
 	for _, v := range []any{NewTranscription(done, false), NewSubtitles(done, func(string) string { return "" })} {
 		b, _ := json.Marshal(v)
 		var m map[string]json.RawMessage
@@ -49,7 +49,7 @@ func TestProgressView(t *testing.T) {
 
 func TestBatchProgress(t *testing.T) {
 	at := time.Date(2026, 11, 24, 19, 0, 0, 0, time.UTC)
-	b := storage.RunningBatch{SMSBatch: storage.SMSBatch{Status: storage.BatchProcessing, TotalRecipients: 4}, Outcomes: 3, ProgressAt: at}
+	b := model.RunningBatch{SMSBatch: model.SMSBatch{Status: model.BatchProcessing, TotalRecipients: 4}, Outcomes: 3, ProgressAt: at}
 	p := NewBatchProgress(b)
 	if p.Stage != "processing" || p.Fraction == nil || *p.Fraction != 0.75 || !p.UpdatedAt.Equal(at) {
 		t.Fatalf("progress %+v", p)

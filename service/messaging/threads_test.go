@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"parley/model"
 	"parley/platform/problem"
-	"parley/storage"
 )
 
 func TestUpdateThreadRefusesBeforeStorage(t *testing.T) {
 	no, yes := false, true
-	name := func(s string) *storage.ContactName { return &storage.ContactName{Name: &s} }
+	name := func(s string) *model.ContactName { return &model.ContactName{Name: &s} }
 	// A zero Service has no database: every case must be refused first.
 	s := New(Deps{})
 	for _, tc := range []struct {

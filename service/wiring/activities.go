@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"parley/activities"
+	"parley/model"
 	"parley/platform/config"
 	"parley/platform/i18n"
 	"parley/platform/netguard"
@@ -49,7 +50,7 @@ func Activities(d ActivityDeps) (activities.Set, error) {
 	events := &activities.Events{
 		Log: store.Events, Webhooks: store.Webhooks, Jobs: store.Jobs, Temporal: d.Temporal, Guard: guard,
 		HTTP: guard.EndpointClient(stdwebhook.DeliveryTimeout), Retries: cfg.WebhookRetries,
-		InFlight: storage.Caps{Endpoint: cfg.WebhookEndpointInFlight, Account: cfg.WebhookAccountInFlight},
+		InFlight: model.DeliveryCaps{Endpoint: cfg.WebhookEndpointInFlight, Account: cfg.WebhookAccountInFlight},
 		// Payload links are signed like the API's.
 		VideoURL: func(key string) string { return cfg.BaseURL + "/api/v1/media/" + links.Token(key, time.Now()) },
 	}
