@@ -17,7 +17,7 @@ type conversationsJSON struct {
 
 func (s *Server) listConversations(c *gin.Context) {
 	key, _ := keyFrom(c)
-	list, err := s.voice.List(c, key.AccountID)
+	list, err := s.voice.List(c.Request.Context(), key.AccountID)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -32,7 +32,7 @@ func (s *Server) getConversation(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	conv, err := s.voice.Get(c, key.AccountID, id)
+	conv, err := s.voice.Get(c.Request.Context(), key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -62,7 +62,7 @@ func (s *Server) postCall(c *gin.Context) {
 		c.Status(http.StatusRequestEntityTooLarge)
 		return
 	}
-	res, err := s.voice.PostCall(c, c.GetHeader(elevenlabs.SignatureHeader), body)
+	res, err := s.voice.PostCall(c.Request.Context(), c.GetHeader(elevenlabs.SignatureHeader), body)
 	log := s.entry(c)
 	switch {
 	case errors.Is(err, voice.ErrSignature):

@@ -68,7 +68,7 @@ func (s *Server) getHealth(c *gin.Context) {
 	}
 	healthy := true
 	for name, check := range checks {
-		ctx, cancel := context.WithTimeout(c, 3*time.Second)
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
 		start := time.Now()
 		err := check(ctx)
 		cancel()

@@ -77,7 +77,7 @@ func (s *Server) smsStatusHook(c *gin.Context) {
 	if !ok {
 		return
 	}
-	err := s.sms.CarrierStatus(c, cb)
+	err := s.sms.CarrierStatus(c.Request.Context(), cb)
 	if s.callbackRefused(c, err) {
 		return
 	}
@@ -99,7 +99,7 @@ func (s *Server) smsInboundHook(c *gin.Context) {
 	if !ok {
 		return
 	}
-	err := s.sms.Receive(c, cb)
+	err := s.sms.Receive(c.Request.Context(), cb)
 	if s.callbackRefused(c, err) {
 		return
 	}

@@ -84,7 +84,7 @@ func (s *Server) deleteJob(c *gin.Context, kind jobspec.Kind) {
 		return
 	}
 	key, _ := keyFrom(c)
-	if err := s.jobs.Delete(c, key.AccountID, kind, id); err != nil {
+	if err := s.jobs.Delete(c.Request.Context(), key.AccountID, kind, id); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -12,7 +12,7 @@ import (
 
 func (s *Server) listKeys(c *gin.Context) {
 	caller, _ := keyFrom(c)
-	keys, err := s.accounts.Keys(c, caller)
+	keys, err := s.accounts.Keys(c.Request.Context(), caller)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -36,7 +36,7 @@ func (s *Server) createKey(c *gin.Context) {
 		return
 	}
 	caller, _ := keyFrom(c)
-	issued, err := s.accounts.IssueKey(c, caller, accounts.KeyRequest(req))
+	issued, err := s.accounts.IssueKey(c.Request.Context(), caller, accounts.KeyRequest(req))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -51,7 +51,7 @@ func (s *Server) revokeKey(c *gin.Context) {
 		return
 	}
 	caller, _ := keyFrom(c)
-	k, err := s.accounts.RevokeKey(c, caller, id)
+	k, err := s.accounts.RevokeKey(c.Request.Context(), caller, id)
 	if err != nil {
 		s.fail(c, err)
 		return

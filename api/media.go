@@ -15,7 +15,7 @@ import (
 // getMedia serves an output video through the service's own domain. The
 // signed token is the only credential; Range requests let players seek.
 func (s *Server) getMedia(c *gin.Context) {
-	info, err := s.jobs.Media(c, c.Param("token"))
+	info, err := s.jobs.Media(c.Request.Context(), c.Param("token"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -43,7 +43,7 @@ func (s *Server) getMedia(c *gin.Context) {
 		c.Status(status)
 		return
 	}
-	body, err := s.jobs.OpenMedia(c, info, start, length)
+	body, err := s.jobs.OpenMedia(c.Request.Context(), info, start, length)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -108,7 +108,7 @@ func (s *Server) identify(c *gin.Context) error {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return problem.New(problem.InvalidAPIKey, nil)
 	}
-	caller, err := s.accounts.Authenticate(c, secret)
+	caller, err := s.accounts.Authenticate(c.Request.Context(), secret)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (s *Server) rateLimit(c *gin.Context) {
 // spend counts the request against the key's budget.
 func (s *Server) spend(c *gin.Context) error {
 	key, _ := keyFrom(c)
-	wait, err := s.accounts.Allow(c, key)
+	wait, err := s.accounts.Allow(c.Request.Context(), key)
 	if err != nil {
 		return err
 	}

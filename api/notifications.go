@@ -23,7 +23,7 @@ func (s *Server) createPushSubscription(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	sub, err := s.push.Subscribe(c, key.AccountID, webpush.Subscription{Endpoint: req.Endpoint, Keys: req.Keys})
+	sub, err := s.push.Subscribe(c.Request.Context(), key.AccountID, webpush.Subscription{Endpoint: req.Endpoint, Keys: req.Keys})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -38,7 +38,7 @@ func (s *Server) deletePushSubscription(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	if err := s.push.Unsubscribe(c, key.AccountID, id); err != nil {
+	if err := s.push.Unsubscribe(c.Request.Context(), key.AccountID, id); err != nil {
 		s.fail(c, err)
 		return
 	}

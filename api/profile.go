@@ -8,7 +8,7 @@ import (
 
 func (s *Server) getProfile(c *gin.Context) {
 	key, _ := keyFrom(c)
-	p, err := s.accounts.Profile(c, key.AccountID)
+	p, err := s.accounts.Profile(c.Request.Context(), key.AccountID)
 	if err != nil {
 		s.fail(c, err)
 		return

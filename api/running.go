@@ -13,7 +13,7 @@ const pollFloor = time.Second
 
 func (s *Server) listRunning(c *gin.Context) {
 	key, _ := keyFrom(c)
-	allowed, err := s.accounts.PollFloor(c, key, "jobs/running", pollFloor)
+	allowed, err := s.accounts.PollFloor(c.Request.Context(), key, "jobs/running", pollFloor)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -22,7 +22,7 @@ func (s *Server) listRunning(c *gin.Context) {
 		s.fail(c, rateLimited(pollFloor))
 		return
 	}
-	running, err := s.jobs.Running(c, key.AccountID)
+	running, err := s.jobs.Running(c.Request.Context(), key.AccountID)
 	if err != nil {
 		s.fail(c, err)
 		return

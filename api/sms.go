@@ -68,7 +68,7 @@ func (s *Server) sendSMS(c *gin.Context) {
 	for i, r := range body.Recipients {
 		req.Recipients[i] = messaging.Recipient{Phone: r.Phone, Variables: r.Variables}
 	}
-	res, err := svc.Send(c, req)
+	res, err := svc.Send(c.Request.Context(), req)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -97,7 +97,7 @@ func (s *Server) getSMSBatch(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	b, err := svc.Batch(c, key.AccountID, id)
+	b, err := svc.Batch(c.Request.Context(), key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return

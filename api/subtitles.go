@@ -31,7 +31,7 @@ func (s *Server) createSubtitles(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	job, err := s.jobs.Subtitles(c, req)
+	job, err := s.jobs.Subtitles(c.Request.Context(), req)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -55,7 +55,7 @@ func subtitlesRequest(c *gin.Context, up *multipartfile.Received) (jobs.Subtitle
 
 func (s *Server) listSubtitles(c *gin.Context) {
 	key, _ := keyFrom(c)
-	out, err := s.jobs.ListSubtitles(c, key.AccountID, jobs.Page{})
+	out, err := s.jobs.ListSubtitles(c.Request.Context(), key.AccountID, jobs.Page{})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -70,7 +70,7 @@ func (s *Server) getSubtitle(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	job, err := s.jobs.GetSubtitles(c, key.AccountID, id)
+	job, err := s.jobs.GetSubtitles(c.Request.Context(), key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -87,7 +87,7 @@ func (s *Server) getSRT(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	srt, err := s.jobs.SRT(c, key.AccountID, id)
+	srt, err := s.jobs.SRT(c.Request.Context(), key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -111,7 +111,7 @@ func (s *Server) putSRT(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	edit, err := s.jobs.EditSRT(c, key.AccountID, id, http.MaxBytesReader(c.Writer, c.Request.Body, jobs.MaxSRTBytes))
+	edit, err := s.jobs.EditSRT(c.Request.Context(), key.AccountID, id, http.MaxBytesReader(c.Writer, c.Request.Body, jobs.MaxSRTBytes))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -126,7 +126,7 @@ func (s *Server) reburn(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	if _, err := s.jobs.Reburn(c, key.AccountID, id); err != nil {
+	if _, err := s.jobs.Reburn(c.Request.Context(), key.AccountID, id); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -51,7 +51,7 @@ func (s *Server) listThreads(c *gin.Context) {
 	}
 	f.Limit, f.Offset = int(limit), int(offset)
 	key, _ := keyFrom(c)
-	threads, err := svc.Threads(c, key.AccountID, f)
+	threads, err := svc.Threads(c.Request.Context(), key.AccountID, f)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -76,7 +76,7 @@ func (s *Server) getThread(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	conv, err := svc.Thread(c, key.AccountID, id, before, int(limit))
+	conv, err := svc.Thread(c.Request.Context(), key.AccountID, id, before, int(limit))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -111,7 +111,7 @@ func (s *Server) patchThread(c *gin.Context) {
 		}
 	}
 	key, _ := keyFrom(c)
-	t, err := svc.UpdateThread(c, key.AccountID, id, u)
+	t, err := svc.UpdateThread(c.Request.Context(), key.AccountID, id, u)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -142,7 +142,7 @@ func (s *Server) replyThread(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	sent, err := svc.Reply(c, messaging.ReplyRequest{AccountID: key.AccountID, ThreadID: id, Body: body.Body, Variables: body.Variables})
+	sent, err := svc.Reply(c.Request.Context(), messaging.ReplyRequest{AccountID: key.AccountID, ThreadID: id, Body: body.Body, Variables: body.Variables})
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -48,7 +48,7 @@ func (s *Server) createTranscription(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	job, err := s.jobs.Transcription(c, req)
+	job, err := s.jobs.Transcription(c.Request.Context(), req)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -65,7 +65,7 @@ type transcribeURLRequest struct {
 
 func (s *Server) listTranscriptions(c *gin.Context) {
 	key, _ := keyFrom(c)
-	out, err := s.jobs.ListTranscriptions(c, key.AccountID, jobs.Page{})
+	out, err := s.jobs.ListTranscriptions(c.Request.Context(), key.AccountID, jobs.Page{})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -80,7 +80,7 @@ func (s *Server) getTranscription(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	job, err := s.jobs.GetTranscription(c, key.AccountID, id)
+	job, err := s.jobs.GetTranscription(c.Request.Context(), key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -99,7 +99,7 @@ func (s *Server) exportTranscription(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	exp, err := s.jobs.Export(c, key.AccountID, id, c.Query("format"))
+	exp, err := s.jobs.Export(c.Request.Context(), key.AccountID, id, c.Query("format"))
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -26,7 +26,7 @@ func (s *Server) receiveUpload(c *gin.Context, allowed ...string) (*multipartfil
 // discard removes what the upload left behind; used when the request is
 // refused after the file arrived.
 func (s *Server) discard(c *gin.Context, up *multipartfile.Received) {
-	if err := multipartfile.Remove(c, s.objects, up); err != nil {
+	if err := multipartfile.Remove(c.Request.Context(), s.objects, up); err != nil {
 		s.entry(c).WithError(err).WithField("object", up.File.Key).Warn("remove refused upload")
 	}
 }

@@ -20,7 +20,7 @@ func (s *Server) createWebhook(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	e, err := s.webhooks.Register(c, key.AccountID, webhooks.Registration{URL: req.URL, Events: req.Events})
+	e, err := s.webhooks.Register(c.Request.Context(), key.AccountID, webhooks.Registration{URL: req.URL, Events: req.Events})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -30,7 +30,7 @@ func (s *Server) createWebhook(c *gin.Context) {
 
 func (s *Server) listWebhooks(c *gin.Context) {
 	key, _ := keyFrom(c)
-	list, err := s.webhooks.List(c, key.AccountID)
+	list, err := s.webhooks.List(c.Request.Context(), key.AccountID)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -45,7 +45,7 @@ func (s *Server) deleteWebhook(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	if err := s.webhooks.Delete(c, key.AccountID, id); err != nil {
+	if err := s.webhooks.Delete(c.Request.Context(), key.AccountID, id); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -59,7 +59,7 @@ func (s *Server) listDeliveries(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	list, err := s.webhooks.Deliveries(c, key.AccountID, id)
+	list, err := s.webhooks.Deliveries(c.Request.Context(), key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -74,7 +74,7 @@ func (s *Server) replayDelivery(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	d, err := s.webhooks.Replay(c, key.AccountID, id)
+	d, err := s.webhooks.Replay(c.Request.Context(), key.AccountID, id)
 	if err != nil {
 		s.fail(c, err)
 		return

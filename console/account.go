@@ -96,7 +96,7 @@ func (c *Console) pathID(g *gin.Context, name string) (int64, bool) {
 }
 
 func (c *Console) accountPage(g *gin.Context) {
-	p, err := c.d.Profiles.Profile(g, c.accountID(g))
+	p, err := c.d.Profiles.Profile(g.Request.Context(), c.accountID(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return

@@ -29,7 +29,7 @@ func (c *Console) webhooksPage(g *gin.Context) {
 }
 
 func (c *Console) renderWebhooks(g *gin.Context, status int, created *webhooks.CreatedEndpoint) {
-	list, err := c.d.Webhooks.List(g, c.accountID(g))
+	list, err := c.d.Webhooks.List(g.Request.Context(), c.accountID(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -41,7 +41,7 @@ func (c *Console) renderWebhooks(g *gin.Context, status int, created *webhooks.C
 // /api/v1/webhooks does (the URL guard included); no event chosen means
 // every event.
 func (c *Console) createWebhook(g *gin.Context) {
-	created, err := c.d.Webhooks.Register(g, c.accountID(g), webhooks.Registration{URL: g.PostForm("url"), Events: g.PostFormArray("event")})
+	created, err := c.d.Webhooks.Register(g.Request.Context(), c.accountID(g), webhooks.Registration{URL: g.PostForm("url"), Events: g.PostFormArray("event")})
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -56,12 +56,12 @@ func (c *Console) webhookPage(g *gin.Context) {
 	if !ok {
 		return
 	}
-	deliveries, err := c.d.Webhooks.Deliveries(g, c.accountID(g), id)
+	deliveries, err := c.d.Webhooks.Deliveries(g.Request.Context(), c.accountID(g), id)
 	if err != nil {
 		c.failProblem(g, err)
 		return
 	}
-	list, err := c.d.Webhooks.List(g, c.accountID(g))
+	list, err := c.d.Webhooks.List(g.Request.Context(), c.accountID(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -82,7 +82,7 @@ func (c *Console) deleteWebhook(g *gin.Context) {
 	if !ok {
 		return
 	}
-	if err := c.d.Webhooks.Delete(g, c.accountID(g), id); err != nil {
+	if err := c.d.Webhooks.Delete(g.Request.Context(), c.accountID(g), id); err != nil {
 		c.failProblem(g, err)
 		return
 	}
@@ -101,7 +101,7 @@ func (c *Console) replayDelivery(g *gin.Context) {
 	if !ok {
 		return
 	}
-	if _, err := c.d.Webhooks.Replay(g, c.accountID(g), delivery); err != nil {
+	if _, err := c.d.Webhooks.Replay(g.Request.Context(), c.accountID(g), delivery); err != nil {
 		c.failProblem(g, err)
 		return
 	}
@@ -118,12 +118,12 @@ func (c *Console) notificationsPage(g *gin.Context) {
 // renderNotifications shows the page; saved says the preferences were just
 // stored, refusal (a catalogue key) why they were not.
 func (c *Console) renderNotifications(g *gin.Context, status int, saved bool, refusal string) {
-	prefs, err := c.d.Preferences.NotificationPreferences(g, c.accountID(g))
+	prefs, err := c.d.Preferences.NotificationPreferences(g.Request.Context(), c.accountID(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
 	}
-	subs, err := c.d.Push.List(g, c.accountID(g))
+	subs, err := c.d.Push.List(g.Request.Context(), c.accountID(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -143,7 +143,7 @@ func (c *Console) renderNotifications(g *gin.Context, status int, saved bool, re
 // SetNotificationPreferences; texts without a verified phone are refused
 // on the page itself, in the account's language.
 func (c *Console) savePreferences(g *gin.Context) {
-	_, err := c.d.Preferences.SetNotificationPreferences(g, c.accountID(g), accounts.NotifyDefaults{
+	_, err := c.d.Preferences.SetNotificationPreferences(g.Request.Context(), c.accountID(g), accounts.NotifyDefaults{
 		EmailAfter: g.PostForm("email_after") == "on", SMSAfter: g.PostForm("sms_after") == "on",
 	})
 	if p, ok := problem.As(err); ok && p.Code == problem.ValidationError && p.Details["field"] == accounts.FieldSMSAfter {
@@ -184,7 +184,7 @@ func (c *Console) subscribePush(g *gin.Context) {
 		c.failProblem(g, problem.Invalid(strings.TrimSuffix("subscription."+field, "."), bad.Reason))
 		return
 	}
-	created, err := c.d.Push.Subscribe(g, c.accountID(g), sub)
+	created, err := c.d.Push.Subscribe(g.Request.Context(), c.accountID(g), sub)
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -197,7 +197,7 @@ func (c *Console) unsubscribePush(g *gin.Context) {
 	if !ok {
 		return
 	}
-	if err := c.d.Push.Unsubscribe(g, c.accountID(g), id); err != nil {
+	if err := c.d.Push.Unsubscribe(g.Request.Context(), c.accountID(g), id); err != nil {
 		c.failProblem(g, err)
 		return
 	}

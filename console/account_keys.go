@@ -38,7 +38,7 @@ func (c *Console) keysPage(g *gin.Context) {
 }
 
 func (c *Console) renderKeys(g *gin.Context, status int, issued *accounts.IssuedKey) {
-	list, err := c.d.Keys.Keys(g, c.caller(g))
+	list, err := c.d.Keys.Keys(g.Request.Context(), c.caller(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -66,7 +66,7 @@ func (c *Console) createKey(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	issued, err := c.d.Keys.IssueKey(g, c.caller(g), accounts.KeyRequest{
+	issued, err := c.d.Keys.IssueKey(g.Request.Context(), c.caller(g), accounts.KeyRequest{
 		Name: g.PostForm("name"), Scopes: g.PostFormArray("scope"), ExpiresAt: expires,
 	})
 	if err != nil {
@@ -94,7 +94,7 @@ func (c *Console) revokeKey(g *gin.Context) {
 	if !ok {
 		return
 	}
-	if _, err := c.d.Keys.RevokeKey(g, c.caller(g), id); err != nil {
+	if _, err := c.d.Keys.RevokeKey(g.Request.Context(), c.caller(g), id); err != nil {
 		c.failProblem(g, err)
 		return
 	}

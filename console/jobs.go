@@ -52,7 +52,7 @@ func (c *Console) transcription(g *gin.Context) (jobs.Transcription, bool) {
 	if !ok {
 		return jobs.Transcription{}, false
 	}
-	job, err := c.d.Jobs.GetTranscription(g, c.accountID(g), id)
+	job, err := c.d.Jobs.GetTranscription(g.Request.Context(), c.accountID(g), id)
 	if err != nil {
 		c.failProblem(g, err)
 		return job, false
@@ -102,7 +102,7 @@ func (c *Console) exportTranscription(g *gin.Context) {
 	if !ok {
 		return
 	}
-	exp, err := c.d.Jobs.Export(g, c.accountID(g), id, g.Query("format"))
+	exp, err := c.d.Jobs.Export(g.Request.Context(), c.accountID(g), id, g.Query("format"))
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -126,14 +126,14 @@ func (c *Console) sourceMedia(g *gin.Context) {
 	if !ok {
 		return
 	}
-	m, err := c.d.Jobs.SourceMedia(g, c.accountID(g), jobspec.Transcription, id)
+	m, err := c.d.Jobs.SourceMedia(g.Request.Context(), c.accountID(g), jobspec.Transcription, id)
 	if err != nil {
 		c.failProblem(g, err)
 		return
 	}
 	g.Header("Cache-Control", "private, max-age=300")
 	g.Header("ETag", `"`+m.ETag+`"`)
-	http.ServeContent(g.Writer, g.Request, "", time.Time{}, &objectReader{ctx: g, svc: c.d.Jobs, m: m})
+	http.ServeContent(g.Writer, g.Request, "", time.Time{}, &objectReader{ctx: g.Request.Context(), svc: c.d.Jobs, m: m})
 }
 
 // objectReader is a seekable view of a stored object for http.ServeContent:
@@ -190,7 +190,7 @@ func (c *Console) subtitle(g *gin.Context) (jobs.Subtitles, bool) {
 	if !ok {
 		return jobs.Subtitles{}, false
 	}
-	job, err := c.d.Jobs.GetSubtitles(g, c.accountID(g), id)
+	job, err := c.d.Jobs.GetSubtitles(g.Request.Context(), c.accountID(g), id)
 	if err != nil {
 		c.failProblem(g, err)
 		return job, false
@@ -213,7 +213,7 @@ func (c *Console) subtitlePage(g *gin.Context) {
 	}
 	data := map[string]any{"Job": job, "Final": finished(job.Status)}
 	if job.Status == jobspec.Done {
-		srt, err := c.d.Jobs.SRT(g, c.accountID(g), job.ID)
+		srt, err := c.d.Jobs.SRT(g.Request.Context(), c.accountID(g), job.ID)
 		if err != nil {
 			c.failProblem(g, err)
 			return
@@ -268,7 +268,7 @@ func (c *Console) saveSRT(g *gin.Context) {
 		rows[i] = cueRow{N: i + 1, Timing: strings.TrimSpace(timings[i]), Text: strings.TrimSpace(texts[i])}
 		fmt.Fprintf(&b, "%d\n%s\n%s\n\n", i+1, rows[i].Timing, rows[i].Text)
 	}
-	edit, err := c.d.Jobs.EditSRT(g, c.accountID(g), id, strings.NewReader(b.String()))
+	edit, err := c.d.Jobs.EditSRT(g.Request.Context(), c.accountID(g), id, strings.NewReader(b.String()))
 	if err == nil {
 		g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/subtitles/%d?saved=%d", Base, id, edit.Version))
 		return
@@ -299,7 +299,7 @@ func (c *Console) reburn(g *gin.Context) {
 	if !ok {
 		return
 	}
-	if _, err := c.d.Jobs.Reburn(g, c.accountID(g), id); err != nil {
+	if _, err := c.d.Jobs.Reburn(g.Request.Context(), c.accountID(g), id); err != nil {
 		c.failProblem(g, err)
 		return
 	}

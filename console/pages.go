@@ -21,7 +21,7 @@ func (c *Console) home(g *gin.Context) {
 }
 
 func (c *Console) transcribePage(g *gin.Context) {
-	list, err := c.d.Jobs.ListTranscriptions(g, c.accountID(g), jobs.Page{Limit: 20})
+	list, err := c.d.Jobs.ListTranscriptions(g.Request.Context(), c.accountID(g), jobs.Page{Limit: 20})
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -30,7 +30,7 @@ func (c *Console) transcribePage(g *gin.Context) {
 }
 
 func (c *Console) subtitlesPage(g *gin.Context) {
-	list, err := c.d.Jobs.ListSubtitles(g, c.accountID(g), jobs.Page{Limit: 20})
+	list, err := c.d.Jobs.ListSubtitles(g.Request.Context(), c.accountID(g), jobs.Page{Limit: 20})
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -42,7 +42,7 @@ func (c *Console) subtitlesPage(g *gin.Context) {
 // renderJobForm shows a page with a job form, whose e-mail and text boxes
 // start as the account's notification preferences say.
 func (c *Console) renderJobForm(g *gin.Context, page string, data map[string]any) {
-	prefs, err := c.d.Preferences.NotificationPreferences(g, c.accountID(g))
+	prefs, err := c.d.Preferences.NotificationPreferences(g.Request.Context(), c.accountID(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -73,7 +73,7 @@ func (c *Console) createTranscription(g *gin.Context) {
 			return
 		}
 	}
-	job, err := c.d.Jobs.Transcription(g, req)
+	job, err := c.d.Jobs.Transcription(g.Request.Context(), req)
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -98,7 +98,7 @@ func (c *Console) createSubtitles(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	job, err := c.d.Jobs.Subtitles(g, jobs.SubtitlesRequest{Options: c.options(g, f.fields), Upload: *f.upload,
+	job, err := c.d.Jobs.Subtitles(g.Request.Context(), jobs.SubtitlesRequest{Options: c.options(g, f.fields), Upload: *f.upload,
 		VoiceCleanup: f.fields["use_voice_cleanup"] == "on", Style: style})
 	if err != nil {
 		c.failProblem(g, err)

@@ -104,7 +104,7 @@ type sessionOf struct {
 func (c *Console) requireSession(g *gin.Context) {
 	secret, err := g.Cookie(sessionCookie)
 	if err == nil && secret != "" {
-		row, err := c.d.Auth.Session(g, hashSecret(secret), c.d.Now())
+		row, err := c.d.Auth.Session(g.Request.Context(), hashSecret(secret), c.d.Now())
 		switch {
 		case err == nil:
 			g.Set(ctxSession, sessionOf{row: row, secret: secret})
@@ -154,7 +154,7 @@ func (c *Console) checkCSRF(g *gin.Context) {
 
 func (c *Console) signinPage(g *gin.Context) {
 	if secret, err := g.Cookie(sessionCookie); err == nil && secret != "" {
-		if _, err := c.d.Auth.Session(g, hashSecret(secret), c.d.Now()); err == nil {
+		if _, err := c.d.Auth.Session(g.Request.Context(), hashSecret(secret), c.d.Now()); err == nil {
 			g.Redirect(http.StatusSeeOther, Base+"/")
 			return
 		}
@@ -174,7 +174,7 @@ func (c *Console) requestLink(g *gin.Context) {
 		c.render(g, http.StatusServiceUnavailable, "signin", map[string]any{"MailConfigured": false})
 		return
 	}
-	acc, err := c.d.Accounts.FindAccount(g, strings.ToLower(addr.Address))
+	acc, err := c.d.Accounts.FindAccount(g.Request.Context(), strings.ToLower(addr.Address))
 	switch {
 	case errors.Is(err, model.ErrNotFound):
 	case err != nil:
@@ -190,23 +190,23 @@ func (c *Console) requestLink(g *gin.Context) {
 }
 
 func (c *Console) mailLink(g *gin.Context, acc accounts.Account) error {
-	link, err := c.IssueLink(g, acc.ID)
+	link, err := c.IssueLink(g.Request.Context(), acc.ID)
 	if err != nil || link == "" {
 		return err
 	}
 	t := c.text.localizer(acc.Locale)
 	body := t.T("mail.body", map[string]any{"Link": link, "Minutes": int(linkTTL.Minutes())})
-	return c.d.Mail.Send(g, pmail.Message{To: acc.Email, Subject: t.T("mail.subject", nil), Text: body,
+	return c.d.Mail.Send(g.Request.Context(), pmail.Message{To: acc.Email, Subject: t.T("mail.subject", nil), Text: body,
 		HTML: "<p>" + strings.ReplaceAll(templateEscape(body), "\n", "<br>") + "</p>"})
 }
 
 // IssueLink makes a one-time sign-in link for an account (the operator's
 // command uses it where no SMTP server is configured). It returns "" when
 // the account asked for too many links lately.
-func (c *Console) IssueLink(g context.Context, accountID string) (string, error) {
+func (c *Console) IssueLink(ctx context.Context, accountID string) (string, error) {
 	token := newSecret()
 	now := c.d.Now()
-	ok, err := c.d.Auth.AddLink(g, hashSecret(token), accountID, now.Add(linkTTL), now.Add(-linkTTL), linksPerWin)
+	ok, err := c.d.Auth.AddLink(ctx, hashSecret(token), accountID, now.Add(linkTTL), now.Add(-linkTTL), linksPerWin)
 	if err != nil || !ok {
 		return "", err
 	}
@@ -220,7 +220,7 @@ func (c *Console) linkPage(g *gin.Context) {
 }
 
 func (c *Console) useLink(g *gin.Context) {
-	accountID, err := c.d.Auth.UseLink(g, hashSecret(g.Param("token")), c.d.Now())
+	accountID, err := c.d.Auth.UseLink(g.Request.Context(), hashSecret(g.Param("token")), c.d.Now())
 	switch {
 	case errors.Is(err, model.ErrNotFound):
 		c.render(g, http.StatusGone, "signin", map[string]any{"MailConfigured": c.d.Mail != nil, "Error": "signin.linkUsed"})
@@ -231,7 +231,7 @@ func (c *Console) useLink(g *gin.Context) {
 	}
 	secret := newSecret()
 	row := model.ConsoleSession{TokenHash: hashSecret(secret), AccountID: accountID, ExpiresAt: c.d.Now().Add(sessionTTL)}
-	if err := c.d.Auth.AddSession(g, &row); err != nil {
+	if err := c.d.Auth.AddSession(g.Request.Context(), &row); err != nil {
 		c.failProblem(g, err)
 		return
 	}
@@ -243,7 +243,7 @@ func (c *Console) useLink(g *gin.Context) {
 // signout ends the session on the server, not only in this browser.
 func (c *Console) signout(g *gin.Context) {
 	row, _, _ := session(g)
-	if err := c.d.Auth.EndSession(g, row.ID, c.d.Now()); err != nil {
+	if err := c.d.Auth.EndSession(g.Request.Context(), row.ID, c.d.Now()); err != nil {
 		c.failProblem(g, err)
 		return
 	}

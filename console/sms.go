@@ -69,12 +69,12 @@ func (c *Console) smsPage(g *gin.Context) {
 	if !ok {
 		return
 	}
-	numbers, err := svc.Numbers(g, c.accountID(g))
+	numbers, err := svc.Numbers(g.Request.Context(), c.accountID(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
 	}
-	batches, err := svc.Batches(g, c.accountID(g), listRows)
+	batches, err := svc.Batches(g.Request.Context(), c.accountID(g), listRows)
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -194,7 +194,7 @@ func (c *Console) estimateSend(g *gin.Context) {
 	if !ok {
 		return
 	}
-	e, err := svc.Estimate(g, req)
+	e, err := svc.Estimate(g.Request.Context(), req)
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -219,7 +219,7 @@ func (c *Console) send(g *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := svc.Send(g, req)
+	res, err := svc.Send(g.Request.Context(), req)
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -249,7 +249,7 @@ func (c *Console) batch(g *gin.Context) (messaging.BatchView, bool) {
 	if !ok {
 		return messaging.BatchView{}, false
 	}
-	b, err := svc.Batch(g, c.accountID(g), id)
+	b, err := svc.Batch(g.Request.Context(), c.accountID(g), id)
 	if err != nil {
 		c.failProblem(g, err)
 		return b, false

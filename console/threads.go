@@ -20,7 +20,7 @@ func (c *Console) inbox(g *gin.Context) ([]messaging.ThreadView, bool, bool) {
 		return nil, false, false
 	}
 	archived := g.Query("archived") == "true"
-	ts, err := svc.Threads(g, c.accountID(g), model.ThreadFilter{Limit: listRows, Archived: archived})
+	ts, err := svc.Threads(g.Request.Context(), c.accountID(g), model.ThreadFilter{Limit: listRows, Archived: archived})
 	if err != nil {
 		c.failProblem(g, err)
 		return nil, false, false
@@ -74,7 +74,7 @@ func (c *Console) conversation(g *gin.Context) (messaging.Conversation, bool) {
 	if !ok {
 		return messaging.Conversation{}, false
 	}
-	conv, err := svc.Thread(g, c.accountID(g), id, 0, threadMessages)
+	conv, err := svc.Thread(g.Request.Context(), c.accountID(g), id, 0, threadMessages)
 	if err != nil {
 		c.failProblem(g, err)
 		return conv, false
@@ -135,7 +135,7 @@ func (c *Console) updateThread(g *gin.Context) {
 	case "restore":
 		u.Archived = &no
 	}
-	t, err := svc.UpdateThread(g, c.accountID(g), id, u)
+	t, err := svc.UpdateThread(g.Request.Context(), c.accountID(g), id, u)
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -157,7 +157,7 @@ func (c *Console) reply(g *gin.Context) {
 	if !ok {
 		return
 	}
-	sent, err := svc.Reply(g, messaging.ReplyRequest{AccountID: c.accountID(g), ThreadID: id, Body: g.PostForm("body")})
+	sent, err := svc.Reply(g.Request.Context(), messaging.ReplyRequest{AccountID: c.accountID(g), ThreadID: id, Body: g.PostForm("body")})
 	if err != nil {
 		c.failProblem(g, err)
 		return

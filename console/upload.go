@@ -42,7 +42,7 @@ func (c *Console) readForm(g *gin.Context, allowed []string) (form, error) {
 
 // discard removes the file of a form that was refused after it arrived.
 func (c *Console) discard(g *gin.Context, f form) {
-	if err := multipartfile.Remove(g, c.d.Uploads, f.got); err != nil {
+	if err := multipartfile.Remove(g.Request.Context(), c.d.Uploads, f.got); err != nil {
 		c.d.Log.WithError(err).WithField("object", f.got.File.Key).Warn("remove refused upload")
 	}
 }

@@ -16,7 +16,7 @@ type Conversations interface {
 }
 
 func (c *Console) conversationsPage(g *gin.Context) {
-	list, err := c.d.Voice.List(g, c.accountID(g))
+	list, err := c.d.Voice.List(g.Request.Context(), c.accountID(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
@@ -29,7 +29,7 @@ func (c *Console) conversationPage(g *gin.Context) {
 	if !ok {
 		return
 	}
-	d, err := c.d.Voice.Get(g, c.accountID(g), id)
+	d, err := c.d.Voice.Get(g.Request.Context(), c.accountID(g), id)
 	if err != nil {
 		c.failProblem(g, err)
 		return
