@@ -47,8 +47,9 @@ const adminUsage = `usage: parley admin <command> [flags]
 // and returns the value to print as JSON.
 type adminCommand func(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args []string) (any, error)
 
-func admin(ctx context.Context, args []string) error {
-	commands := map[string]adminCommand{
+// adminCommands are the admin commands by name (one, two or three words).
+func adminCommands() map[string]adminCommand {
+	return map[string]adminCommand{
 		"account create": accountCreate,
 		"account update": accountUpdate,
 		"number add":     numberAdd,
@@ -66,6 +67,10 @@ func admin(ctx context.Context, args []string) error {
 		"voice agent list":   voiceAgentList,
 		"voice agent remove": voiceAgentRemove,
 	}
+}
+
+func admin(ctx context.Context, args []string) error {
+	commands := adminCommands()
 	// A command is named by its first one, two or three words.
 	var name string
 	var rest []string
