@@ -87,6 +87,9 @@ type Server struct {
 type Pages interface {
 	Mount(r *gin.Engine)
 	Home() string
+	// NotFound answers a request for an address of the pages that names
+	// nothing, and reports false for an address outside them.
+	NotFound(c *gin.Context) bool
 }
 
 // WithPages mounts p on the engine Handler builds.
@@ -186,7 +189,12 @@ func (s *Server) Handler() http.Handler {
 		home := s.pages.Home()
 		r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, home) })
 	}
-	r.NoRoute(func(c *gin.Context) { s.fail(c, problemNotFound()) })
+	r.NoRoute(func(c *gin.Context) {
+		if s.pages != nil && s.pages.NotFound(c) {
+			return
+		}
+		s.fail(c, problemNotFound())
+	})
 	r.NoMethod(func(c *gin.Context) { s.fail(c, problemMethod()) })
 	return r
 }

@@ -182,14 +182,35 @@ func (c *Console) Run(ctx context.Context) {
 	}
 }
 
+// NotFound answers an address under the console that names no page with
+// the not-found page, in the person's language (the account's when signed
+// in) and with the console's headers, and reports true; an address outside the console is left to the
+// API (false).
+func (c *Console) NotFound(g *gin.Context) bool {
+	if p := g.Request.URL.Path; p != Base && !strings.HasPrefix(p, Base+"/") {
+		return false
+	}
+	setSecurityHeaders(g.Writer.Header())
+	// Signed in, the page speaks the account's language and keeps its menu.
+	if _, err := c.loadSession(g); err != nil {
+		c.failProblem(g, err)
+		return true
+	}
+	c.failProblem(g, model.ErrNotFound)
+	return true
+}
+
 // securityHeaders keeps pages out of frames and scripts to our own.
 func (c *Console) securityHeaders(g *gin.Context) {
-	h := g.Writer.Header()
+	setSecurityHeaders(g.Writer.Header())
+	g.Next()
+}
+
+func setSecurityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Content-Type-Options", "nosniff")
-	g.Next()
 }
 
 func (c *Console) serveStatic(fsys http.FileSystem) gin.HandlerFunc {

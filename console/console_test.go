@@ -12,6 +12,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
+
+	"parley/platform/i18n"
 )
 
 // Every string the English catalogue has, Hebrew and Arabic have too.
@@ -155,5 +157,55 @@ func TestSigninPageAndCSRF(t *testing.T) {
 	// links come from the operator.
 	if got := post(csrfToken(pre.Value)); got != http.StatusServiceUnavailable {
 		t.Fatalf("the page's token without SMTP: %d, want 503", got)
+	}
+}
+
+type upDatabase struct{}
+
+func (upDatabase) Unavailable(error) bool { return false }
+
+// A mistyped console address is the console's own not-found page, in the
+// browser's language, with the console's headers; an address outside the
+// console is left to the API.
+func TestUnknownAddressIsTheNotFoundPage(t *testing.T) {
+	catalog, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	con, err := New(Deps{BaseURL: "https://parley.example", Database: upDatabase{}, Catalog: catalog, Log: logrus.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	con.Mount(r)
+	r.NoRoute(func(g *gin.Context) {
+		if !con.NotFound(g) {
+			g.String(http.StatusTeapot, "the API's")
+		}
+	})
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	get := func(path string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		req.Header.Set("Accept-Language", "he")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(body)
+	}
+	for _, path := range []string{"/console/transcribe/1/nope", "/console/smss", "/console/static-nope/x"} {
+		resp, body := get(path)
+		if resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+			resp.Header.Get("Content-Security-Policy") == "" || resp.Header.Get("X-Frame-Options") != "DENY" ||
+			!strings.Contains(body, `lang="he"`) {
+			t.Fatalf("%s: %d %s, headers %v:\n%s", path, resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header, body)
+		}
+	}
+	if resp, body := get("/consolex"); resp.StatusCode != http.StatusTeapot || body != "the API's" {
+		t.Fatalf("/consolex: %d %s, want the API's answer", resp.StatusCode, body)
 	}
 }

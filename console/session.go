@@ -102,19 +102,14 @@ type sessionOf struct {
 // requireSession loads the session from its cookie, or sends the browser to
 // sign in (a script's request gets 401).
 func (c *Console) requireSession(g *gin.Context) {
-	secret, err := g.Cookie(sessionCookie)
-	if err == nil && secret != "" {
-		row, err := c.d.Auth.Session(g.Request.Context(), hashSecret(secret), c.d.Now())
-		switch {
-		case err == nil:
-			g.Set(ctxSession, sessionOf{row: row, secret: secret})
-			g.Next()
-			return
-		case !errors.Is(err, model.ErrNotFound):
-			c.failProblem(g, err)
-			return
-		}
-		c.clearCookie(g, sessionCookie)
+	found, err := c.loadSession(g)
+	switch {
+	case err != nil:
+		c.failProblem(g, err)
+		return
+	case found:
+		g.Next()
+		return
 	}
 	if g.Request.Method == http.MethodGet && g.GetHeader(csrfHeader) == "" {
 		g.Redirect(http.StatusSeeOther, Base+"/signin")
@@ -122,6 +117,25 @@ func (c *Console) requireSession(g *gin.Context) {
 		return
 	}
 	c.fail(g, http.StatusUnauthorized, "error.signedOut")
+}
+
+// loadSession finds the browser's session, if its cookie names a live one,
+// for session to return; a cookie that names none is cleared.
+func (c *Console) loadSession(g *gin.Context) (bool, error) {
+	secret, err := g.Cookie(sessionCookie)
+	if err != nil || secret == "" {
+		return false, nil
+	}
+	row, err := c.d.Auth.Session(g.Request.Context(), hashSecret(secret), c.d.Now())
+	switch {
+	case err == nil:
+		g.Set(ctxSession, sessionOf{row: row, secret: secret})
+		return true, nil
+	case !errors.Is(err, model.ErrNotFound):
+		return false, err
+	}
+	c.clearCookie(g, sessionCookie)
+	return false, nil
 }
 
 // expectedCSRF is the token this browser's forms carry.
