@@ -192,12 +192,14 @@ func TestConsoleSignInTranscribeSignOut(t *testing.T) {
 	b.shot("transcribe")
 	// The page's upload bar is read after each progress event the page
 	// handles and kept in window.name, which outlives the navigation to the
-	// job's page.
-	b.run(chromedp.Evaluate(`(() => { const open = XMLHttpRequest.prototype.open;
-		XMLHttpRequest.prototype.open = function (...args) {
-			this.upload.addEventListener("progress", () => setTimeout(() => {
-				window.name = String(document.querySelector("[data-progress]").value); }, 0));
-			return open.apply(this, args); }; return true; })()`, nil))
+	// job's page. The listener is added at send, after the page's own, so
+	// it runs right after it: a timer instead could lose the race with the
+	// page's navigation when the answer comes fast.
+	b.run(chromedp.Evaluate(`(() => { const send = XMLHttpRequest.prototype.send;
+		XMLHttpRequest.prototype.send = function (...args) {
+			this.upload.addEventListener("progress", () => {
+				window.name = String(document.querySelector("[data-progress]").value); });
+			return send.apply(this, args); }; return true; })()`, nil))
 	b.run(chromedp.SetUploadFiles("#file", []string{audio}, chromedp.ByID), chromedp.Click("#start", chromedp.ByID),
 		chromedp.WaitVisible("#status", chromedp.ByID))
 	var bar string
