@@ -6,13 +6,16 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/driver/pgdriver"
 
 	"parley/migrations"
 	"parley/platform/config"
@@ -76,12 +79,23 @@ func Reset(t testing.TB, db *bun.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tb := range tables {
-		// Identities keep counting: job ids name Temporal workflows, which
-		// outlive a truncation, so an id must never come back.
-		if _, err := db.ExecContext(ctx, "TRUNCATE "+tb+" CASCADE"); err != nil {
+	// One statement for every table. Identities keep counting: job ids name
+	// Temporal workflows, which outlive a truncation, so an id must never
+	// come back. A straggler of the test before (a process or an activity
+	// still finishing) may hold rows of a table the truncation locks in
+	// another order: the truncation is then a deadlock victim and tries
+	// again.
+	truncate := "TRUNCATE " + strings.Join(tables, ", ") + " CASCADE"
+	for attempt := 1; ; attempt++ {
+		_, err := db.ExecContext(ctx, truncate)
+		var pgErr pgdriver.Error
+		if err == nil {
+			break
+		}
+		if !errors.As(err, &pgErr) || pgErr.Field('C') != "40P01" || attempt == 5 {
 			t.Fatal(err)
 		}
+		time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
 	}
 	seed := []string{
 		"UPDATE prices SET micros = CASE item WHEN 'transcription' THEN 6000 WHEN 'voice_cleanup' THEN 10000 WHEN 'subtitle_burn' THEN 20000 ELSE micros END",
