@@ -29,35 +29,12 @@ import (
 // a resend after an interrupted attempt must take only a carrier message no
 // other message has recorded, or send anew, never a twin's sid.
 func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
-	db := testenv.DB(t)
+	f := newSMSFixture(t)
 	ctx := context.Background()
-	const sidAccount, token = "ACtest0000000000000000000000000000", "test-auth-token"
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	carrier := localcarrier.New(localcarrier.Config{AccountSID: sidAccount, AuthToken: token, Log: log})
-	srv := httptest.NewServer(carrier)
-	t.Cleanup(func() { carrier.Close(); srv.Close() })
-	client, err := twilio.NewClient(twilio.Config{BaseURL: srv.URL, AccountSID: sidAccount, AuthToken: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := storage.SMS{DB: db}
+	db, store, carrier, client, from := f.db, f.store, f.carrier, f.client, f.from
 	a := &SMS{Store: store, Carrier: client, Now: time.Now}
-
-	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
-	from, err := store.AddNumber(ctx, acc.ID, "+14155550142")
-	if err != nil {
-		t.Fatal(err)
-	}
-	send := model.SMSSend{AccountID: acc.ID, From: from, Batch: true}
-	for range 3 {
-		send.Messages = append(send.Messages, model.SMSMessage{ToPhone: "+12025550142", Country: "US", Body: "doors open at 7",
-			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
-	}
-	if _, err := store.Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	first, second, third := send.Messages[0], send.Messages[1], send.Messages[2]
+	_, ms := f.admit(t, true, "+12025550142", "+12025550142", "+12025550142")
+	first, second, third := ms[0], ms[1], ms[2]
 	carried := func(want int) {
 		t.Helper()
 		if got := len(carrier.Messages()); got != want {
@@ -109,7 +86,7 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 	if sids := map[string]bool{sidOf(first): true, sidOf(second): true, sidOf(third): true}; len(sids) != 3 {
 		t.Fatalf("the three messages share sids: %v", sids)
 	}
-	if charges := testenv.LedgerEntries(t, db, "account_id = ? AND kind = ?", acc.ID, model.KindCharge); len(charges) != 3 {
+	if charges := testenv.LedgerEntries(t, db, "account_id = ? AND kind = ?", f.account, model.KindCharge); len(charges) != 3 {
 		t.Fatalf("%d charges, want 3", len(charges))
 	}
 }

@@ -306,9 +306,10 @@ func lookup(doc map[string]any, ref string) (any, bool) {
 	return cur, true
 }
 
-// TestOpenAPIJSONBodies415 checks that every operation taking a JSON body
-// documents the 415 its binding answers to another content type.
-func TestOpenAPIJSONBodies415(t *testing.T) {
+// TestOpenAPIJSONBodiesRefusals checks that every operation taking a JSON
+// body documents what its binding answers: 415 to another content type and
+// 413 past the body's maximum.
+func TestOpenAPIJSONBodiesRefusals(t *testing.T) {
 	doc := loadOpenAPI(t)
 	paths, _ := doc["paths"].(map[string]any)
 	for p, item := range paths {
@@ -324,37 +325,12 @@ func TestOpenAPIJSONBodies415(t *testing.T) {
 				continue
 			}
 			resps, _ := op["responses"].(map[string]any)
-			resp, _ := resps["415"].(map[string]any)
-			codes, _ := resp["x-error-codes"].([]any)
-			if !slices.Contains(codes, any(problem.UnsupportedMediaType)) {
-				t.Errorf("%s %s takes JSON but documents no 415 %s", strings.ToUpper(m), p, problem.UnsupportedMediaType)
-			}
-		}
-	}
-}
-
-// TestOpenAPIJSONBodies413 checks that every operation taking a JSON body
-// documents the 413 its binding answers past the body's maximum.
-func TestOpenAPIJSONBodies413(t *testing.T) {
-	doc := loadOpenAPI(t)
-	paths, _ := doc["paths"].(map[string]any)
-	for p, item := range paths {
-		ops, _ := item.(map[string]any)
-		for m, o := range ops {
-			op, _ := o.(map[string]any)
-			if !openAPIMethods[m] {
-				continue
-			}
-			body, _ := op["requestBody"].(map[string]any)
-			content, _ := body["content"].(map[string]any)
-			if _, isJSON := content["application/json"]; !isJSON {
-				continue
-			}
-			resps, _ := op["responses"].(map[string]any)
-			resp, _ := resps["413"].(map[string]any)
-			codes, _ := resp["x-error-codes"].([]any)
-			if !slices.Contains(codes, any(problem.PayloadTooLarge)) {
-				t.Errorf("%s %s takes JSON but documents no 413 %s", strings.ToUpper(m), p, problem.PayloadTooLarge)
+			for status, code := range map[string]string{"415": problem.UnsupportedMediaType, "413": problem.PayloadTooLarge} {
+				resp, _ := resps[status].(map[string]any)
+				codes, _ := resp["x-error-codes"].([]any)
+				if !slices.Contains(codes, any(code)) {
+					t.Errorf("%s %s takes JSON but documents no %s %s", strings.ToUpper(m), p, status, code)
+				}
 			}
 		}
 	}
