@@ -63,11 +63,7 @@ func (r SMS) SetQuota(ctx context.Context, accountID, country string, perDay int
 	return nil
 }
 
-// Quotas are an account's quota overrides by country.
-func (r SMS) Quotas(ctx context.Context, accountID string) (map[string]int, error) {
-	return quotasOf(ctx, r.DB, accountID)
-}
-
+// quotasOf reads an account's quota overrides by country.
 func quotasOf(ctx context.Context, db bun.IDB, accountID string) (map[string]int, error) {
 	var rows []struct {
 		Country string `bun:"country"`
