@@ -15,15 +15,23 @@ if (($# == 0)); then
 	exit 2
 fi
 
-# free_ports N: N distinct TCP ports that nothing listens on right now.
+# free_ports N: N distinct TCP ports that nothing listens on right now,
+# below the kernel's ephemeral range (ip_local_port_range, 32768 and up by
+# default): a port from that range can be taken as the source port of an
+# outgoing connection (Temporal's, say) between being picked here and the
+# service binding it.
 free_ports() {
 	if command -v python3 >/dev/null; then
 		python3 - "$1" <<'PY'
-import socket, sys
+import random, socket, sys
 socks = []
-for _ in range(int(sys.argv[1])):
+while len(socks) < int(sys.argv[1]):
     s = socket.socket()
-    s.bind(("127.0.0.1", 0))
+    try:
+        s.bind(("127.0.0.1", random.randrange(20000, 32000)))
+    except OSError:
+        s.close()
+        continue
     socks.append(s)
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 for s in socks:
@@ -32,7 +40,7 @@ PY
 	else
 		local ports=() p
 		while ((${#ports[@]} < $1)); do
-			p=$((20000 + RANDOM % 30000))
+			p=$((20000 + RANDOM % 12000))
 			[[ " ${ports[*]-} " == *" $p "* ]] && continue
 			timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$p" 2>/dev/null && continue
 			ports+=("$p")
