@@ -54,29 +54,11 @@ func (a *Subtitles) BuildSRT(ctx context.Context, in workflows.JobInput) error {
 		return err
 	}
 	duration := orZero(job.DurationSec)
-	srt := subtitles.FormatSRT(clampCues(subtitles.Cues(job.Words), duration))
+	srt := subtitles.FormatSRT(subtitles.Captions(job.Words, duration))
 	if _, err := subtitles.ParseSRT(srt, duration); err != nil && !isNoCues(err) {
 		return refuse(a.Catalog, problem.Internal, nil, fmt.Errorf("generated captions of job %d break the SRT rules: %w", job.ID, err))
 	}
 	return a.Versions.SaveGenerated(ctx, job.ID, srt)
-}
-
-// clampCues ends captions with the media (the decoded audio can outlast the
-// measured duration by a few milliseconds) and drops a cue left with no
-// time on screen, renumbering the rest.
-func clampCues(cues []subtitles.Cue, duration float64) []subtitles.Cue {
-	if duration <= 0 {
-		return cues
-	}
-	out := cues[:0]
-	for _, c := range cues {
-		c.Start, c.End = min(c.Start, duration), min(c.End, duration)
-		if c.End <= c.Start {
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 // isNoCues is the parser's refusal of an SRT without captions, which a

@@ -28,6 +28,8 @@ type JobService interface {
 	SRT(ctx context.Context, accountID string, id int64) (jobs.SRT, error)
 	EditSRT(ctx context.Context, accountID string, id int64, body io.Reader) (jobs.SRTEdit, error)
 	Reburn(ctx context.Context, accountID string, id int64) (int, error)
+	Transcript(ctx context.Context, accountID, kind string, id int64) (jobs.Transcript, error)
+	EditTranscript(ctx context.Context, e jobs.TranscriptEdit) (jobs.TranscriptEdited, error)
 	Running(ctx context.Context, accountID string) (jobs.Running, error)
 	Media(ctx context.Context, token string) (jobs.Media, error)
 	OpenMedia(ctx context.Context, m jobs.Media, offset, length int64) (io.ReadCloser, error)

@@ -15,6 +15,7 @@ import (
 	"parley/platform/config"
 	"parley/platform/i18n"
 	"parley/rules/apikey"
+	"parley/rules/jobspec"
 )
 
 // Database is the health of the database and how its failures read: an
@@ -132,6 +133,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/transcribe/:id", scope: apikey.TranscribeRead, handler: s.getTranscription},
 		{method: http.MethodDelete, path: "/transcribe/:id", scope: apikey.TranscribeWrite, handler: s.deleteTranscription},
 		{method: http.MethodGet, path: "/transcribe/:id/export", scope: apikey.TranscribeRead, handler: s.exportTranscription},
+		{method: http.MethodGet, path: "/transcribe/:id/transcript", scope: apikey.TranscribeRead, handler: s.getTranscript(jobspec.Transcription)},
+		{method: http.MethodPut, path: "/transcribe/:id/transcript", scope: apikey.TranscribeWrite, handler: s.putTranscript(jobspec.Transcription)},
 		{method: http.MethodGet, path: "/subtitles", scope: apikey.SubtitlesRead, handler: s.listSubtitles},
 		{method: http.MethodPost, path: "/subtitles", scope: apikey.SubtitlesWrite, handler: s.createSubtitles},
 		{method: http.MethodGet, path: "/subtitles/:id", scope: apikey.SubtitlesRead, handler: s.getSubtitle},
@@ -139,6 +142,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/subtitles/:id/srt", scope: apikey.SubtitlesRead, handler: s.getSRT},
 		{method: http.MethodPut, path: "/subtitles/:id/srt", scope: apikey.SubtitlesWrite, handler: s.putSRT},
 		{method: http.MethodPost, path: "/subtitles/:id/reburn", scope: apikey.SubtitlesWrite, handler: s.reburn},
+		{method: http.MethodGet, path: "/subtitles/:id/transcript", scope: apikey.SubtitlesRead, handler: s.getTranscript(jobspec.Subtitles)},
+		{method: http.MethodPut, path: "/subtitles/:id/transcript", scope: apikey.SubtitlesWrite, handler: s.putTranscript(jobspec.Subtitles)},
 		{method: http.MethodPost, path: "/sms", scope: apikey.SMSSend, handler: s.sendSMS},
 		{method: http.MethodGet, path: "/sms/jobs/:id", scope: apikey.SMSRead, handler: s.getSMSBatch},
 		{method: http.MethodGet, path: "/sms/threads", scope: apikey.SMSRead, handler: s.listThreads},

@@ -182,6 +182,7 @@ const (
 	UNSUPPORTEDMEDIATYPE    ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
 	URLNOTALLOWED           ErrorCode = "URL_NOT_ALLOWED"
 	VALIDATIONERROR         ErrorCode = "VALIDATION_ERROR"
+	VERSIONCONFLICT         ErrorCode = "VERSION_CONFLICT"
 	VOICEAPINOTCONFIGURED   ErrorCode = "VOICE_API_NOT_CONFIGURED"
 )
 
@@ -269,6 +270,8 @@ func (e ErrorCode) Valid() bool {
 	case URLNOTALLOWED:
 		return true
 	case VALIDATIONERROR:
+		return true
+	case VERSIONCONFLICT:
 		return true
 	case VOICEAPINOTCONFIGURED:
 		return true
@@ -1489,6 +1492,36 @@ func (e PutSRT200JSONResponseBodyOk) Valid() bool {
 	}
 }
 
+// Defines values for GetSubtitlesTranscript200JSONResponseBodyOk.
+const (
+	GetSubtitlesTranscript200JSONResponseBodyOkTrue GetSubtitlesTranscript200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the GetSubtitlesTranscript200JSONResponseBodyOk enum.
+func (e GetSubtitlesTranscript200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case GetSubtitlesTranscript200JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EditSubtitlesTranscript200JSONResponseBodyOk.
+const (
+	EditSubtitlesTranscript200JSONResponseBodyOkTrue EditSubtitlesTranscript200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the EditSubtitlesTranscript200JSONResponseBodyOk enum.
+func (e EditSubtitlesTranscript200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case EditSubtitlesTranscript200JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListTranscriptions200JSONResponseBodyOk.
 const (
 	ListTranscriptions200JSONResponseBodyOkTrue ListTranscriptions200JSONResponseBodyOk = true
@@ -1573,6 +1606,36 @@ func (e ExportTranscriptionParamsFormat) Valid() bool {
 	case ExportTranscriptionParamsFormatTxt:
 		return true
 	case ExportTranscriptionParamsFormatVtt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetTranscriptionTranscript200JSONResponseBodyOk.
+const (
+	GetTranscriptionTranscript200JSONResponseBodyOkTrue GetTranscriptionTranscript200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the GetTranscriptionTranscript200JSONResponseBodyOk enum.
+func (e GetTranscriptionTranscript200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case GetTranscriptionTranscript200JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EditTranscriptionTranscript200JSONResponseBodyOk.
+const (
+	EditTranscriptionTranscript200JSONResponseBodyOkTrue EditTranscriptionTranscript200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the EditTranscriptionTranscript200JSONResponseBodyOk enum.
+func (e EditTranscriptionTranscript200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case EditTranscriptionTranscript200JSONResponseBodyOkTrue:
 		return true
 	default:
 		return false
@@ -1927,6 +1990,7 @@ type Error struct {
 	// - CONFLICT (409): A state conflict: POST /webhooks/deliveries/{id}/replay while the delivery is still being attempted; details { reason }.
 	// - JOB_NOT_DONE (409): The job is not in state done; details { status }.
 	// - REBURN_IN_PROGRESS (409): A re-burn of this job is already running.
+	// - VERSION_CONFLICT (409): PUT .../transcript with a base_version that is no longer the newest: another edit was saved meanwhile; details { currentVersion }.
 	// - IDEMPOTENCY_KEY_REUSED (422): Idempotency-Key already used with a different request body.
 	// - FILE_TOO_LARGE (413): Upload above the limit (500 MB by default); details { maxMb }.
 	// - PAYLOAD_TOO_LARGE (413): A JSON request body above its maximum (1 MiB; 16 MiB for POST /sms); details { maxBytes }.
@@ -1956,7 +2020,7 @@ type Error struct {
 	// - SMS_NOT_CONFIGURED (503): no SMS carrier is configured on this deployment.
 	Code ErrorCode `json:"code"`
 
-	// Details Structured, client-safe data whose shape depends on the code. Schema ErrorDetails holds every field any code sends; Error's allOf holds each code that carries details to its own schema: INSUFFICIENT_SCOPE { required }, VALIDATION_ERROR { field, reason } (PUT srt adds cue, line), INVALID_SCOPE { scope, reason }, INVALID_EXPIRY, URL_NOT_ALLOWED and CONFLICT { reason }, UNSUPPORTED_MEDIA_TYPE { contentType, expected }, JOB_NOT_DONE { status }, FILE_TOO_LARGE { maxMb }, PAYLOAD_TOO_LARGE { maxBytes }, INSUFFICIENT_BALANCE { requiredUsd, balanceUsd } (numbers), RATE_LIMITED { retryAfterSec }, TOO_MANY_JOBS { inFlight, limit, scope? }, SENDER_NOT_OWNED { from }, TEMPLATE_VARIABLE_MISSING { recipientIndex, phone, variable }, BODY_TOO_LONG { recipientIndex, length, max }, COUNTRY_NOT_ENABLED { country, recipientIndex, phone }, BATCH_TOO_LARGE { max }, SMS_DAILY_QUOTA_EXCEEDED { used, limit, requested, country }; SERVICE_UNAVAILABLE from GET /health: HealthUnhealthyDetails. Other codes carry none.
+	// Details Structured, client-safe data whose shape depends on the code. Schema ErrorDetails holds every field any code sends; Error's allOf holds each code that carries details to its own schema: INSUFFICIENT_SCOPE { required }, VALIDATION_ERROR { field, reason } (PUT srt adds cue, line), INVALID_SCOPE { scope, reason }, INVALID_EXPIRY, URL_NOT_ALLOWED and CONFLICT { reason }, UNSUPPORTED_MEDIA_TYPE { contentType, expected }, JOB_NOT_DONE { status }, VERSION_CONFLICT { currentVersion }, FILE_TOO_LARGE { maxMb }, PAYLOAD_TOO_LARGE { maxBytes }, INSUFFICIENT_BALANCE { requiredUsd, balanceUsd } (numbers), RATE_LIMITED { retryAfterSec }, TOO_MANY_JOBS { inFlight, limit, scope? }, SENDER_NOT_OWNED { from }, TEMPLATE_VARIABLE_MISSING { recipientIndex, phone, variable }, BODY_TOO_LONG { recipientIndex, length, max }, COUNTRY_NOT_ENABLED { country, recipientIndex, phone }, BATCH_TOO_LARGE { max }, SMS_DAILY_QUOTA_EXCEEDED { used, limit, requested, country }; SERVICE_UNAVAILABLE from GET /health: HealthUnhealthyDetails. Other codes carry none.
 	Details *ErrorDetails `json:"details,omitempty"`
 
 	// Message Localized by Accept-Language, else the account's locale.
@@ -1983,6 +2047,7 @@ type Error struct {
 // - CONFLICT (409): A state conflict: POST /webhooks/deliveries/{id}/replay while the delivery is still being attempted; details { reason }.
 // - JOB_NOT_DONE (409): The job is not in state done; details { status }.
 // - REBURN_IN_PROGRESS (409): A re-burn of this job is already running.
+// - VERSION_CONFLICT (409): PUT .../transcript with a base_version that is no longer the newest: another edit was saved meanwhile; details { currentVersion }.
 // - IDEMPOTENCY_KEY_REUSED (422): Idempotency-Key already used with a different request body.
 // - FILE_TOO_LARGE (413): Upload above the limit (500 MB by default); details { maxMb }.
 // - PAYLOAD_TOO_LARGE (413): A JSON request body above its maximum (1 MiB; 16 MiB for POST /sms); details { maxBytes }.
@@ -2026,10 +2091,13 @@ type ErrorDetails struct {
 	Country *string `json:"country,omitempty"`
 	Cue     *int64  `json:"cue,omitempty"`
 
+	// CurrentVersion VERSION_CONFLICT: the transcript's newest version.
+	CurrentVersion *int64 `json:"currentVersion,omitempty"`
+
 	// Expected What the endpoint takes, in words.
 	Expected *string `json:"expected,omitempty"`
 
-	// Field Field, form part, query parameter or header; style keys as style.<key>; srt for PUT /subtitles/{id}/srt.
+	// Field Field, form part, query parameter or header; style keys as style.<key>; srt for PUT /subtitles/{id}/srt; text or base_version for PUT .../transcript.
 	Field          *string `json:"field,omitempty"`
 	From           *string `json:"from,omitempty"`
 	InFlight       *int64  `json:"inFlight,omitempty"`
@@ -2553,6 +2621,9 @@ type SubtitleJob struct {
 	// StyleNote Note on how the style was applied (e.g. adjusted), when any.
 	StyleNote *string `json:"style_note,omitempty"`
 
+	// TranscriptVersion Version of the transcript: 1 as recognized, one more per saved edit (PUT /subtitles/{id}/transcript).
+	TranscriptVersion int64 `json:"transcript_version"`
+
 	// TranscriptionCostUsd US dollars as a decimal string with exactly four fractional digits (amounts are kept as integer micro-dollars; half-up rounding).
 	//
 	// Examples: 0.0123
@@ -2645,6 +2716,47 @@ type TranscribeUpload struct {
 	SmsAfter *FormBoolean `json:"sms_after,omitempty"`
 }
 
+// Transcript A done job's newest transcript.
+type Transcript struct {
+	Id int64 `json:"id"`
+
+	// SrtVersion Subtitle jobs only: the current SRT version (GET /subtitles/{id}/srt's X-Subtitle-Version).
+	SrtVersion *int64 `json:"srt_version,omitempty"`
+
+	// Text The words joined (the job's transcript_text).
+	Text string `json:"text"`
+
+	// Version 1 as recognized; each saved edit adds one.
+	Version int64  `json:"version"`
+	Words   []Word `json:"words"`
+}
+
+// TranscriptEditRequest defines model for TranscriptEditRequest.
+type TranscriptEditRequest struct {
+	// BaseVersion The version the edit was made on. When another version is the newest, the edit is refused with 409 VERSION_CONFLICT instead of undoing the other edit. Without it the edit applies to the newest version.
+	BaseVersion *int64 `json:"base_version,omitempty"`
+
+	// Text The whole corrected transcript: words separated by spaces or line breaks, at least one word, no control characters other than tab, LF and CR, no speaker labels.
+	Text string `json:"text"`
+}
+
+// TranscriptEdited The transcript after an edit.
+type TranscriptEdited struct {
+	// Changed false when the text said what the newest version says: no version was saved.
+	Changed bool  `json:"changed"`
+	Id      int64 `json:"id"`
+
+	// SrtVersion Subtitle jobs only: the current SRT version (GET /subtitles/{id}/srt's X-Subtitle-Version).
+	SrtVersion *int64 `json:"srt_version,omitempty"`
+
+	// Text The words joined (the job's transcript_text).
+	Text string `json:"text"`
+
+	// Version 1 as recognized; each saved edit adds one.
+	Version int64  `json:"version"`
+	Words   []Word `json:"words"`
+}
+
 // TranscriptExport format=json export.
 type TranscriptExport struct {
 	AudioDurationSec *float64   `json:"audio_duration_sec"`
@@ -2678,8 +2790,11 @@ type TranscriptExport struct {
 	Status    TranscriptExportStatus `json:"status"`
 
 	// TranscriptText Empty until done.
-	TranscriptText string  `json:"transcript_text"`
-	Words          *[]Word `json:"words,omitempty"`
+	TranscriptText string `json:"transcript_text"`
+
+	// TranscriptVersion Version of the transcript: 1 as recognized, one more per saved edit (PUT /transcribe/{id}/transcript).
+	TranscriptVersion int64   `json:"transcript_version"`
+	Words             *[]Word `json:"words,omitempty"`
 }
 
 // TranscriptExportKind defines model for TranscriptExport.Kind.
@@ -2727,6 +2842,9 @@ type TranscriptionJob struct {
 
 	// TranscriptText Empty until done.
 	TranscriptText string `json:"transcript_text"`
+
+	// TranscriptVersion Version of the transcript: 1 as recognized, one more per saved edit (PUT /transcribe/{id}/transcript).
+	TranscriptVersion int64 `json:"transcript_version"`
 }
 
 // TranscriptionJobKind defines model for TranscriptionJob.Kind.
@@ -2773,8 +2891,11 @@ type TranscriptionJobDetail struct {
 	Status    TranscriptionJobDetailStatus `json:"status"`
 
 	// TranscriptText Empty until done.
-	TranscriptText string  `json:"transcript_text"`
-	Words          *[]Word `json:"words,omitempty"`
+	TranscriptText string `json:"transcript_text"`
+
+	// TranscriptVersion Version of the transcript: 1 as recognized, one more per saved edit (PUT /transcribe/{id}/transcript).
+	TranscriptVersion int64   `json:"transcript_version"`
+	Words             *[]Word `json:"words,omitempty"`
 }
 
 // TranscriptionJobDetailKind defines model for TranscriptionJobDetail.Kind.
@@ -3402,6 +3523,30 @@ type PutSRTParams struct {
 // PutSRT200JSONResponseBodyOk defines parameters for PutSRT.
 type PutSRT200JSONResponseBodyOk bool
 
+// GetSubtitlesTranscriptParams defines parameters for GetSubtitlesTranscript.
+type GetSubtitlesTranscriptParams struct {
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetSubtitlesTranscript200JSONResponseBodyOk defines parameters for GetSubtitlesTranscript.
+type GetSubtitlesTranscript200JSONResponseBodyOk bool
+
+// EditSubtitlesTranscriptParams defines parameters for EditSubtitlesTranscript.
+type EditSubtitlesTranscriptParams struct {
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// EditSubtitlesTranscript200JSONResponseBodyOk defines parameters for EditSubtitlesTranscript.
+type EditSubtitlesTranscript200JSONResponseBodyOk bool
+
 // ListTranscriptionsParams defines parameters for ListTranscriptions.
 type ListTranscriptionsParams struct {
 	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
@@ -3467,6 +3612,30 @@ type ExportTranscriptionParams struct {
 
 // ExportTranscriptionParamsFormat defines parameters for ExportTranscription.
 type ExportTranscriptionParamsFormat string
+
+// GetTranscriptionTranscriptParams defines parameters for GetTranscriptionTranscript.
+type GetTranscriptionTranscriptParams struct {
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetTranscriptionTranscript200JSONResponseBodyOk defines parameters for GetTranscriptionTranscript.
+type GetTranscriptionTranscript200JSONResponseBodyOk bool
+
+// EditTranscriptionTranscriptParams defines parameters for EditTranscriptionTranscript.
+type EditTranscriptionTranscriptParams struct {
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// EditTranscriptionTranscript200JSONResponseBodyOk defines parameters for EditTranscriptionTranscript.
+type EditTranscriptionTranscript200JSONResponseBodyOk bool
 
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
@@ -3665,11 +3834,17 @@ type CreateSubtitlesMultipartRequestBody = SubtitlesUpload
 // PutSRTTextRequestBody defines body for PutSRT for text/plain ContentType.
 type PutSRTTextRequestBody = PutSRTTextBody
 
+// EditSubtitlesTranscriptJSONRequestBody defines body for EditSubtitlesTranscript for application/json ContentType.
+type EditSubtitlesTranscriptJSONRequestBody = TranscriptEditRequest
+
 // CreateTranscriptionJSONRequestBody defines body for CreateTranscription for application/json ContentType.
 type CreateTranscriptionJSONRequestBody = TranscribeURLRequest
 
 // CreateTranscriptionMultipartRequestBody defines body for CreateTranscription for multipart/form-data ContentType.
 type CreateTranscriptionMultipartRequestBody = TranscribeUpload
+
+// EditTranscriptionTranscriptJSONRequestBody defines body for EditTranscriptionTranscript for application/json ContentType.
+type EditTranscriptionTranscriptJSONRequestBody = TranscriptEditRequest
 
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = CreateWebhookRequest
@@ -4373,6 +4548,37 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/subtitles/{id}/srt (the `PutSRT` operationId).
 	PutSRTWithTextBody(ctx context.Context, id JobId, params *PutSRTParams, body PutSRTTextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetSubtitlesTranscript Read the newest transcript
+	//
+	// Required scope: `subtitles:read`.
+	//
+	// The newest version of a done job's transcript: its version number, text and timed words, and the current SRT version.
+	//
+	// Corresponds with GET /api/v1/subtitles/{id}/transcript (the `GetSubtitlesTranscript` operationId).
+	GetSubtitlesTranscript(ctx context.Context, id JobId, params *GetSubtitlesTranscriptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EditSubtitlesTranscriptWithBody Correct the transcript (a new version)
+	//
+	// Required scope: `subtitles:write`.
+	//
+	// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. The job's SRT is rebuilt from the new words as its next SRT version (an SRT edited since is replaced; the edit stays an older version), so GET /subtitles/{id}/srt and the next re-burn follow it. It does not re-burn by itself. A text that says what the newest version says saves nothing (changed: false).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/subtitles/{id}/transcript (the `EditSubtitlesTranscript` operationId).
+	EditSubtitlesTranscriptWithBody(ctx context.Context, id JobId, params *EditSubtitlesTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EditSubtitlesTranscript Correct the transcript (a new version)
+	//
+	// Required scope: `subtitles:write`.
+	//
+	// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. The job's SRT is rebuilt from the new words as its next SRT version (an SRT edited since is replaced; the edit stays an older version), so GET /subtitles/{id}/srt and the next re-burn follow it. It does not re-burn by itself. A text that says what the newest version says saves nothing (changed: false).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/subtitles/{id}/transcript (the `EditSubtitlesTranscript` operationId).
+	EditSubtitlesTranscript(ctx context.Context, id JobId, params *EditSubtitlesTranscriptParams, body EditSubtitlesTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListTranscriptions List transcription jobs
 	//
 	// Required scope: `transcribe:read`.
@@ -4458,6 +4664,37 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/transcribe/{id}/export (the `ExportTranscription` operationId).
 	ExportTranscription(ctx context.Context, id JobId, params *ExportTranscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTranscriptionTranscript Read the newest transcript
+	//
+	// Required scope: `transcribe:read`.
+	//
+	// The newest version of a done job's transcript: its version number, text and timed words (the same as GET /transcribe/{id} shows).
+	//
+	// Corresponds with GET /api/v1/transcribe/{id}/transcript (the `GetTranscriptionTranscript` operationId).
+	GetTranscriptionTranscript(ctx context.Context, id JobId, params *GetTranscriptionTranscriptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EditTranscriptionTranscriptWithBody Correct the transcript (a new version)
+	//
+	// Required scope: `transcribe:write`.
+	//
+	// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. A text that says what the newest version says saves nothing (changed: false).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
+	EditTranscriptionTranscriptWithBody(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EditTranscriptionTranscript Correct the transcript (a new version)
+	//
+	// Required scope: `transcribe:write`.
+	//
+	// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. A text that says what the newest version says saves nothing (changed: false).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
+	EditTranscriptionTranscript(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, body EditTranscriptionTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhooks List webhook endpoints
 	//
@@ -5210,6 +5447,67 @@ func (c *Client) PutSRTWithTextBody(ctx context.Context, id JobId, params *PutSR
 	return c.Client.Do(req)
 }
 
+// GetSubtitlesTranscript Read the newest transcript
+//
+// Required scope: `subtitles:read`.
+//
+// The newest version of a done job's transcript: its version number, text and timed words, and the current SRT version.
+//
+// Corresponds with GET /api/v1/subtitles/{id}/transcript (the `GetSubtitlesTranscript` operationId).
+func (c *Client) GetSubtitlesTranscript(ctx context.Context, id JobId, params *GetSubtitlesTranscriptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSubtitlesTranscriptRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EditSubtitlesTranscriptWithBody Correct the transcript (a new version)
+//
+// Required scope: `subtitles:write`.
+//
+// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. The job's SRT is rebuilt from the new words as its next SRT version (an SRT edited since is replaced; the edit stays an older version), so GET /subtitles/{id}/srt and the next re-burn follow it. It does not re-burn by itself. A text that says what the newest version says saves nothing (changed: false).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/subtitles/{id}/transcript (the `EditSubtitlesTranscript` operationId).
+func (c *Client) EditSubtitlesTranscriptWithBody(ctx context.Context, id JobId, params *EditSubtitlesTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEditSubtitlesTranscriptRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EditSubtitlesTranscript Correct the transcript (a new version)
+//
+// Required scope: `subtitles:write`.
+//
+// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. The job's SRT is rebuilt from the new words as its next SRT version (an SRT edited since is replaced; the edit stays an older version), so GET /subtitles/{id}/srt and the next re-burn follow it. It does not re-burn by itself. A text that says what the newest version says saves nothing (changed: false).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/subtitles/{id}/transcript (the `EditSubtitlesTranscript` operationId).
+func (c *Client) EditSubtitlesTranscript(ctx context.Context, id JobId, params *EditSubtitlesTranscriptParams, body EditSubtitlesTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEditSubtitlesTranscriptRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListTranscriptions List transcription jobs
 //
 // Required scope: `transcribe:read`.
@@ -5346,6 +5644,67 @@ func (c *Client) GetTranscription(ctx context.Context, id JobId, params *GetTran
 // Corresponds with GET /api/v1/transcribe/{id}/export (the `ExportTranscription` operationId).
 func (c *Client) ExportTranscription(ctx context.Context, id JobId, params *ExportTranscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewExportTranscriptionRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTranscriptionTranscript Read the newest transcript
+//
+// Required scope: `transcribe:read`.
+//
+// The newest version of a done job's transcript: its version number, text and timed words (the same as GET /transcribe/{id} shows).
+//
+// Corresponds with GET /api/v1/transcribe/{id}/transcript (the `GetTranscriptionTranscript` operationId).
+func (c *Client) GetTranscriptionTranscript(ctx context.Context, id JobId, params *GetTranscriptionTranscriptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTranscriptionTranscriptRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EditTranscriptionTranscriptWithBody Correct the transcript (a new version)
+//
+// Required scope: `transcribe:write`.
+//
+// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. A text that says what the newest version says saves nothing (changed: false).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
+func (c *Client) EditTranscriptionTranscriptWithBody(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEditTranscriptionTranscriptRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EditTranscriptionTranscript Correct the transcript (a new version)
+//
+// Required scope: `transcribe:write`.
+//
+// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. A text that says what the newest version says saves nothing (changed: false).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
+func (c *Client) EditTranscriptionTranscript(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, body EditTranscriptionTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEditTranscriptionTranscriptRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7211,6 +7570,139 @@ func NewPutSRTRequestWithBody(server string, id JobId, params *PutSRTParams, con
 	return req, nil
 }
 
+// NewGetSubtitlesTranscriptRequest constructs an http.Request for the GetSubtitlesTranscript method
+func NewGetSubtitlesTranscriptRequest(server string, id JobId, params *GetSubtitlesTranscriptParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/subtitles/%s/transcript", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewEditSubtitlesTranscriptRequest calls the generic EditSubtitlesTranscript builder with application/json body
+func NewEditSubtitlesTranscriptRequest(server string, id JobId, params *EditSubtitlesTranscriptParams, body EditSubtitlesTranscriptJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEditSubtitlesTranscriptRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewEditSubtitlesTranscriptRequestWithBody constructs an http.Request for the EditSubtitlesTranscript method, with any body, and a specified content type
+func NewEditSubtitlesTranscriptRequestWithBody(server string, id JobId, params *EditSubtitlesTranscriptParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/subtitles/%s/transcript", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListTranscriptionsRequest constructs an http.Request for the ListTranscriptions method
 func NewListTranscriptionsRequest(server string, params *ListTranscriptionsParams) (*http.Request, error) {
 	var err error
@@ -7518,6 +8010,139 @@ func NewExportTranscriptionRequest(server string, id JobId, params *ExportTransc
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetTranscriptionTranscriptRequest constructs an http.Request for the GetTranscriptionTranscript method
+func NewGetTranscriptionTranscriptRequest(server string, id JobId, params *GetTranscriptionTranscriptParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/transcribe/%s/transcript", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewEditTranscriptionTranscriptRequest calls the generic EditTranscriptionTranscript builder with application/json body
+func NewEditTranscriptionTranscriptRequest(server string, id JobId, params *EditTranscriptionTranscriptParams, body EditTranscriptionTranscriptJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEditTranscriptionTranscriptRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewEditTranscriptionTranscriptRequestWithBody constructs an http.Request for the EditTranscriptionTranscript method, with any body, and a specified content type
+func NewEditTranscriptionTranscriptRequestWithBody(server string, id JobId, params *EditTranscriptionTranscriptParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/transcribe/%s/transcript", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -8293,6 +8918,39 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/v1/subtitles/{id}/srt (the `PutSRT` operationId).
 	PutSRTWithTextBodyWithResponse(ctx context.Context, id JobId, params *PutSRTParams, body PutSRTTextRequestBody, reqEditors ...RequestEditorFn) (*PutSRTResponse, error)
 
+	// GetSubtitlesTranscriptWithResponse Read the newest transcript
+	//
+	// Required scope: `subtitles:read`.
+	//
+	// The newest version of a done job's transcript: its version number, text and timed words, and the current SRT version.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/subtitles/{id}/transcript (the `GetSubtitlesTranscript` operationId).
+	GetSubtitlesTranscriptWithResponse(ctx context.Context, id JobId, params *GetSubtitlesTranscriptParams, reqEditors ...RequestEditorFn) (*GetSubtitlesTranscriptResponse, error)
+
+	// EditSubtitlesTranscriptWithBodyWithResponse Correct the transcript (a new version)
+	//
+	// Required scope: `subtitles:write`.
+	//
+	// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. The job's SRT is rebuilt from the new words as its next SRT version (an SRT edited since is replaced; the edit stays an older version), so GET /subtitles/{id}/srt and the next re-burn follow it. It does not re-burn by itself. A text that says what the newest version says saves nothing (changed: false).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/subtitles/{id}/transcript (the `EditSubtitlesTranscript` operationId).
+	EditSubtitlesTranscriptWithBodyWithResponse(ctx context.Context, id JobId, params *EditSubtitlesTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EditSubtitlesTranscriptResponse, error)
+
+	// EditSubtitlesTranscriptWithResponse Correct the transcript (a new version)
+	//
+	// Required scope: `subtitles:write`.
+	//
+	// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. The job's SRT is rebuilt from the new words as its next SRT version (an SRT edited since is replaced; the edit stays an older version), so GET /subtitles/{id}/srt and the next re-burn follow it. It does not re-burn by itself. A text that says what the newest version says saves nothing (changed: false).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/subtitles/{id}/transcript (the `EditSubtitlesTranscript` operationId).
+	EditSubtitlesTranscriptWithResponse(ctx context.Context, id JobId, params *EditSubtitlesTranscriptParams, body EditSubtitlesTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*EditSubtitlesTranscriptResponse, error)
+
 	// ListTranscriptionsWithResponse List transcription jobs
 	//
 	// Required scope: `transcribe:read`.
@@ -8386,6 +9044,39 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/transcribe/{id}/export (the `ExportTranscription` operationId).
 	ExportTranscriptionWithResponse(ctx context.Context, id JobId, params *ExportTranscriptionParams, reqEditors ...RequestEditorFn) (*ExportTranscriptionResponse, error)
+
+	// GetTranscriptionTranscriptWithResponse Read the newest transcript
+	//
+	// Required scope: `transcribe:read`.
+	//
+	// The newest version of a done job's transcript: its version number, text and timed words (the same as GET /transcribe/{id} shows).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/transcribe/{id}/transcript (the `GetTranscriptionTranscript` operationId).
+	GetTranscriptionTranscriptWithResponse(ctx context.Context, id JobId, params *GetTranscriptionTranscriptParams, reqEditors ...RequestEditorFn) (*GetTranscriptionTranscriptResponse, error)
+
+	// EditTranscriptionTranscriptWithBodyWithResponse Correct the transcript (a new version)
+	//
+	// Required scope: `transcribe:write`.
+	//
+	// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. A text that says what the newest version says saves nothing (changed: false).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
+	EditTranscriptionTranscriptWithBodyWithResponse(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EditTranscriptionTranscriptResponse, error)
+
+	// EditTranscriptionTranscriptWithResponse Correct the transcript (a new version)
+	//
+	// Required scope: `transcribe:write`.
+	//
+	// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. A text that says what the newest version says saves nothing (changed: false).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
+	EditTranscriptionTranscriptWithResponse(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, body EditTranscriptionTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*EditTranscriptionTranscriptResponse, error)
 
 	// ListWebhooksWithResponse List webhook endpoints
 	//
@@ -12529,6 +13220,374 @@ func (r PutSRTResponse) ContentType() string {
 	return ""
 }
 
+// GetSubtitlesTranscriptResponse200Headers the declared response headers of an HTTP 200 response for GetSubtitlesTranscript
+type GetSubtitlesTranscriptResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetSubtitlesTranscriptResponse401Headers the declared response headers of an HTTP 401 response for GetSubtitlesTranscript
+type GetSubtitlesTranscriptResponse401Headers struct {
+	XRequestId *string
+}
+
+// GetSubtitlesTranscriptResponse403Headers the declared response headers of an HTTP 403 response for GetSubtitlesTranscript
+type GetSubtitlesTranscriptResponse403Headers struct {
+	XRequestId *string
+}
+
+// GetSubtitlesTranscriptResponse404Headers the declared response headers of an HTTP 404 response for GetSubtitlesTranscript
+type GetSubtitlesTranscriptResponse404Headers struct {
+	XRequestId *string
+}
+
+// GetSubtitlesTranscriptResponse409Headers the declared response headers of an HTTP 409 response for GetSubtitlesTranscript
+type GetSubtitlesTranscriptResponse409Headers struct {
+	XRequestId *string
+}
+
+// GetSubtitlesTranscriptResponse429Headers the declared response headers of an HTTP 429 response for GetSubtitlesTranscript
+type GetSubtitlesTranscriptResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// GetSubtitlesTranscriptResponse500Headers the declared response headers of an HTTP 500 response for GetSubtitlesTranscript
+type GetSubtitlesTranscriptResponse500Headers struct {
+	XRequestId *string
+}
+
+// GetSubtitlesTranscriptResponse503Headers the declared response headers of an HTTP 503 response for GetSubtitlesTranscript
+type GetSubtitlesTranscriptResponse503Headers struct {
+	XRequestId *string
+}
+
+type GetSubtitlesTranscriptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A done job's newest transcript.
+		Data  Transcript                                  `json:"data"`
+		Error *Error                                      `json:"error,omitempty"`
+		Ok    GetSubtitlesTranscript200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorEnvelope
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSubtitlesTranscriptResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSubtitlesTranscriptResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetSubtitlesTranscriptResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSubtitlesTranscriptResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *GetSubtitlesTranscriptResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSubtitlesTranscriptResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSubtitlesTranscriptResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSubtitlesTranscriptResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSubtitlesTranscriptResponse) GetJSON200() *struct {
+	// Data A done job's newest transcript.
+	Data  Transcript                                  `json:"data"`
+	Error *Error                                      `json:"error,omitempty"`
+	Ok    GetSubtitlesTranscript200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetSubtitlesTranscriptResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetSubtitlesTranscriptResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSubtitlesTranscriptResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetSubtitlesTranscriptResponse) GetJSON409() *ErrorEnvelope {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSubtitlesTranscriptResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSubtitlesTranscriptResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSubtitlesTranscriptResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSubtitlesTranscriptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSubtitlesTranscriptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSubtitlesTranscriptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSubtitlesTranscriptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// EditSubtitlesTranscriptResponse200Headers the declared response headers of an HTTP 200 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse200Headers struct {
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse400Headers the declared response headers of an HTTP 400 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse400Headers struct {
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse401Headers the declared response headers of an HTTP 401 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse401Headers struct {
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse403Headers the declared response headers of an HTTP 403 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse403Headers struct {
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse404Headers the declared response headers of an HTTP 404 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse404Headers struct {
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse409Headers the declared response headers of an HTTP 409 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse409Headers struct {
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse413Headers the declared response headers of an HTTP 413 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse413Headers struct {
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse415Headers the declared response headers of an HTTP 415 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse415Headers struct {
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse429Headers the declared response headers of an HTTP 429 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse500Headers the declared response headers of an HTTP 500 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse500Headers struct {
+	XRequestId *string
+}
+
+// EditSubtitlesTranscriptResponse503Headers the declared response headers of an HTTP 503 response for EditSubtitlesTranscript
+type EditSubtitlesTranscriptResponse503Headers struct {
+	XRequestId *string
+}
+
+type EditSubtitlesTranscriptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The transcript after an edit.
+		Data  TranscriptEdited                             `json:"data"`
+		Error *Error                                       `json:"error,omitempty"`
+		Ok    EditSubtitlesTranscript200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorEnvelope
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ErrorEnvelope
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *EditSubtitlesTranscriptResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *EditSubtitlesTranscriptResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EditSubtitlesTranscriptResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *EditSubtitlesTranscriptResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *EditSubtitlesTranscriptResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EditSubtitlesTranscriptResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *EditSubtitlesTranscriptResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *EditSubtitlesTranscriptResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EditSubtitlesTranscriptResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *EditSubtitlesTranscriptResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EditSubtitlesTranscriptResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON200() *struct {
+	// Data The transcript after an edit.
+	Data  TranscriptEdited                             `json:"data"`
+	Error *Error                                       `json:"error,omitempty"`
+	Ok    EditSubtitlesTranscript200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON409() *ErrorEnvelope {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON413() *ErrorEnvelope {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON415() *ErrorEnvelope {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EditSubtitlesTranscriptResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EditSubtitlesTranscriptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EditSubtitlesTranscriptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EditSubtitlesTranscriptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EditSubtitlesTranscriptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListTranscriptionsResponse200Headers the declared response headers of an HTTP 200 response for ListTranscriptions
 type ListTranscriptionsResponse200Headers struct {
 	XRequestId *string
@@ -13335,6 +14394,374 @@ func (r ExportTranscriptionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ExportTranscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTranscriptionTranscriptResponse200Headers the declared response headers of an HTTP 200 response for GetTranscriptionTranscript
+type GetTranscriptionTranscriptResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetTranscriptionTranscriptResponse401Headers the declared response headers of an HTTP 401 response for GetTranscriptionTranscript
+type GetTranscriptionTranscriptResponse401Headers struct {
+	XRequestId *string
+}
+
+// GetTranscriptionTranscriptResponse403Headers the declared response headers of an HTTP 403 response for GetTranscriptionTranscript
+type GetTranscriptionTranscriptResponse403Headers struct {
+	XRequestId *string
+}
+
+// GetTranscriptionTranscriptResponse404Headers the declared response headers of an HTTP 404 response for GetTranscriptionTranscript
+type GetTranscriptionTranscriptResponse404Headers struct {
+	XRequestId *string
+}
+
+// GetTranscriptionTranscriptResponse409Headers the declared response headers of an HTTP 409 response for GetTranscriptionTranscript
+type GetTranscriptionTranscriptResponse409Headers struct {
+	XRequestId *string
+}
+
+// GetTranscriptionTranscriptResponse429Headers the declared response headers of an HTTP 429 response for GetTranscriptionTranscript
+type GetTranscriptionTranscriptResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// GetTranscriptionTranscriptResponse500Headers the declared response headers of an HTTP 500 response for GetTranscriptionTranscript
+type GetTranscriptionTranscriptResponse500Headers struct {
+	XRequestId *string
+}
+
+// GetTranscriptionTranscriptResponse503Headers the declared response headers of an HTTP 503 response for GetTranscriptionTranscript
+type GetTranscriptionTranscriptResponse503Headers struct {
+	XRequestId *string
+}
+
+type GetTranscriptionTranscriptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A done job's newest transcript.
+		Data  Transcript                                      `json:"data"`
+		Error *Error                                          `json:"error,omitempty"`
+		Ok    GetTranscriptionTranscript200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorEnvelope
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTranscriptionTranscriptResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTranscriptionTranscriptResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetTranscriptionTranscriptResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTranscriptionTranscriptResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *GetTranscriptionTranscriptResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTranscriptionTranscriptResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetTranscriptionTranscriptResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTranscriptionTranscriptResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTranscriptionTranscriptResponse) GetJSON200() *struct {
+	// Data A done job's newest transcript.
+	Data  Transcript                                      `json:"data"`
+	Error *Error                                          `json:"error,omitempty"`
+	Ok    GetTranscriptionTranscript200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetTranscriptionTranscriptResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetTranscriptionTranscriptResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetTranscriptionTranscriptResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetTranscriptionTranscriptResponse) GetJSON409() *ErrorEnvelope {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetTranscriptionTranscriptResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetTranscriptionTranscriptResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTranscriptionTranscriptResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTranscriptionTranscriptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTranscriptionTranscriptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTranscriptionTranscriptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTranscriptionTranscriptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// EditTranscriptionTranscriptResponse200Headers the declared response headers of an HTTP 200 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse200Headers struct {
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse400Headers the declared response headers of an HTTP 400 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse400Headers struct {
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse401Headers the declared response headers of an HTTP 401 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse401Headers struct {
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse403Headers the declared response headers of an HTTP 403 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse403Headers struct {
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse404Headers the declared response headers of an HTTP 404 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse404Headers struct {
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse409Headers the declared response headers of an HTTP 409 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse409Headers struct {
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse413Headers the declared response headers of an HTTP 413 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse413Headers struct {
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse415Headers the declared response headers of an HTTP 415 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse415Headers struct {
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse429Headers the declared response headers of an HTTP 429 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse500Headers the declared response headers of an HTTP 500 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse500Headers struct {
+	XRequestId *string
+}
+
+// EditTranscriptionTranscriptResponse503Headers the declared response headers of an HTTP 503 response for EditTranscriptionTranscript
+type EditTranscriptionTranscriptResponse503Headers struct {
+	XRequestId *string
+}
+
+type EditTranscriptionTranscriptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The transcript after an edit.
+		Data  TranscriptEdited                                 `json:"data"`
+		Error *Error                                           `json:"error,omitempty"`
+		Ok    EditTranscriptionTranscript200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorEnvelope
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ErrorEnvelope
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *EditTranscriptionTranscriptResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *EditTranscriptionTranscriptResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EditTranscriptionTranscriptResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *EditTranscriptionTranscriptResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *EditTranscriptionTranscriptResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EditTranscriptionTranscriptResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *EditTranscriptionTranscriptResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *EditTranscriptionTranscriptResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EditTranscriptionTranscriptResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *EditTranscriptionTranscriptResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EditTranscriptionTranscriptResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON200() *struct {
+	// Data The transcript after an edit.
+	Data  TranscriptEdited                                 `json:"data"`
+	Error *Error                                           `json:"error,omitempty"`
+	Ok    EditTranscriptionTranscript200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON409() *ErrorEnvelope {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON413() *ErrorEnvelope {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON415() *ErrorEnvelope {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EditTranscriptionTranscriptResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EditTranscriptionTranscriptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EditTranscriptionTranscriptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EditTranscriptionTranscriptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EditTranscriptionTranscriptResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14706,6 +16133,57 @@ func (c *ClientWithResponses) PutSRTWithTextBodyWithResponse(ctx context.Context
 	return ParsePutSRTResponse(rsp)
 }
 
+// GetSubtitlesTranscriptWithResponse Read the newest transcript
+//
+// Required scope: `subtitles:read`.
+//
+// The newest version of a done job's transcript: its version number, text and timed words, and the current SRT version.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/subtitles/{id}/transcript (the `GetSubtitlesTranscript` operationId).
+func (c *ClientWithResponses) GetSubtitlesTranscriptWithResponse(ctx context.Context, id JobId, params *GetSubtitlesTranscriptParams, reqEditors ...RequestEditorFn) (*GetSubtitlesTranscriptResponse, error) {
+	rsp, err := c.GetSubtitlesTranscript(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSubtitlesTranscriptResponse(rsp)
+}
+
+// EditSubtitlesTranscriptWithBodyWithResponse Correct the transcript (a new version)
+//
+// Required scope: `subtitles:write`.
+//
+// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. The job's SRT is rebuilt from the new words as its next SRT version (an SRT edited since is replaced; the edit stays an older version), so GET /subtitles/{id}/srt and the next re-burn follow it. It does not re-burn by itself. A text that says what the newest version says saves nothing (changed: false).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/subtitles/{id}/transcript (the `EditSubtitlesTranscript` operationId).
+func (c *ClientWithResponses) EditSubtitlesTranscriptWithBodyWithResponse(ctx context.Context, id JobId, params *EditSubtitlesTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EditSubtitlesTranscriptResponse, error) {
+	rsp, err := c.EditSubtitlesTranscriptWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEditSubtitlesTranscriptResponse(rsp)
+}
+
+// EditSubtitlesTranscriptWithResponse Correct the transcript (a new version)
+//
+// Required scope: `subtitles:write`.
+//
+// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. The job's SRT is rebuilt from the new words as its next SRT version (an SRT edited since is replaced; the edit stays an older version), so GET /subtitles/{id}/srt and the next re-burn follow it. It does not re-burn by itself. A text that says what the newest version says saves nothing (changed: false).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/subtitles/{id}/transcript (the `EditSubtitlesTranscript` operationId).
+func (c *ClientWithResponses) EditSubtitlesTranscriptWithResponse(ctx context.Context, id JobId, params *EditSubtitlesTranscriptParams, body EditSubtitlesTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*EditSubtitlesTranscriptResponse, error) {
+	rsp, err := c.EditSubtitlesTranscript(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEditSubtitlesTranscriptResponse(rsp)
+}
+
 // ListTranscriptionsWithResponse List transcription jobs
 //
 // Required scope: `transcribe:read`.
@@ -14834,6 +16312,57 @@ func (c *ClientWithResponses) ExportTranscriptionWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseExportTranscriptionResponse(rsp)
+}
+
+// GetTranscriptionTranscriptWithResponse Read the newest transcript
+//
+// Required scope: `transcribe:read`.
+//
+// The newest version of a done job's transcript: its version number, text and timed words (the same as GET /transcribe/{id} shows).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/transcribe/{id}/transcript (the `GetTranscriptionTranscript` operationId).
+func (c *ClientWithResponses) GetTranscriptionTranscriptWithResponse(ctx context.Context, id JobId, params *GetTranscriptionTranscriptParams, reqEditors ...RequestEditorFn) (*GetTranscriptionTranscriptResponse, error) {
+	rsp, err := c.GetTranscriptionTranscript(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTranscriptionTranscriptResponse(rsp)
+}
+
+// EditTranscriptionTranscriptWithBodyWithResponse Correct the transcript (a new version)
+//
+// Required scope: `transcribe:write`.
+//
+// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. A text that says what the newest version says saves nothing (changed: false).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
+func (c *ClientWithResponses) EditTranscriptionTranscriptWithBodyWithResponse(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EditTranscriptionTranscriptResponse, error) {
+	rsp, err := c.EditTranscriptionTranscriptWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEditTranscriptionTranscriptResponse(rsp)
+}
+
+// EditTranscriptionTranscriptWithResponse Correct the transcript (a new version)
+//
+// Required scope: `transcribe:write`.
+//
+// Saves the corrected text of a done job's transcript as its next version. Words the text keeps (in order) keep their timings and speaker; a changed word is timed over the span of the words it replaces, in proportion to length; a word added between two kept words takes the silence between them. Exports (txt, md, srt, vtt, json) read the newest version. A text that says what the newest version says saves nothing (changed: false).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
+func (c *ClientWithResponses) EditTranscriptionTranscriptWithResponse(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, body EditTranscriptionTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*EditTranscriptionTranscriptResponse, error) {
+	rsp, err := c.EditTranscriptionTranscript(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEditTranscriptionTranscriptResponse(rsp)
 }
 
 // ListWebhooksWithResponse List webhook endpoints
@@ -19403,6 +20932,403 @@ func ParsePutSRTResponse(rsp *http.Response) (*PutSRTResponse, error) {
 	return response, nil
 }
 
+// ParseGetSubtitlesTranscriptResponse parses an HTTP response from a GetSubtitlesTranscriptWithResponse call
+func ParseGetSubtitlesTranscriptResponse(rsp *http.Response) (*GetSubtitlesTranscriptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSubtitlesTranscriptResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A done job's newest transcript.
+			Data  Transcript                                  `json:"data"`
+			Error *Error                                      `json:"error,omitempty"`
+			Ok    GetSubtitlesTranscript200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSubtitlesTranscriptResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetSubtitlesTranscriptResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetSubtitlesTranscriptResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSubtitlesTranscriptResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers GetSubtitlesTranscriptResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSubtitlesTranscriptResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSubtitlesTranscriptResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSubtitlesTranscriptResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEditSubtitlesTranscriptResponse parses an HTTP response from a EditSubtitlesTranscriptWithResponse call
+func ParseEditSubtitlesTranscriptResponse(rsp *http.Response) (*EditSubtitlesTranscriptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EditSubtitlesTranscriptResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The transcript after an edit.
+			Data  TranscriptEdited                             `json:"data"`
+			Error *Error                                       `json:"error,omitempty"`
+			Ok    EditSubtitlesTranscript200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers EditSubtitlesTranscriptResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers EditSubtitlesTranscriptResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers EditSubtitlesTranscriptResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers EditSubtitlesTranscriptResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers EditSubtitlesTranscriptResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EditSubtitlesTranscriptResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers EditSubtitlesTranscriptResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers EditSubtitlesTranscriptResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers EditSubtitlesTranscriptResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers EditSubtitlesTranscriptResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EditSubtitlesTranscriptResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListTranscriptionsResponse parses an HTTP response from a ListTranscriptionsWithResponse call
 func ParseListTranscriptionsResponse(rsp *http.Response) (*ListTranscriptionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20273,6 +22199,403 @@ func ParseExportTranscriptionResponse(rsp *http.Response) (*ExportTranscriptionR
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ExportTranscriptionResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTranscriptionTranscriptResponse parses an HTTP response from a GetTranscriptionTranscriptWithResponse call
+func ParseGetTranscriptionTranscriptResponse(rsp *http.Response) (*GetTranscriptionTranscriptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTranscriptionTranscriptResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A done job's newest transcript.
+			Data  Transcript                                      `json:"data"`
+			Error *Error                                          `json:"error,omitempty"`
+			Ok    GetTranscriptionTranscript200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTranscriptionTranscriptResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTranscriptionTranscriptResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetTranscriptionTranscriptResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTranscriptionTranscriptResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers GetTranscriptionTranscriptResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTranscriptionTranscriptResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetTranscriptionTranscriptResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTranscriptionTranscriptResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEditTranscriptionTranscriptResponse parses an HTTP response from a EditTranscriptionTranscriptWithResponse call
+func ParseEditTranscriptionTranscriptResponse(rsp *http.Response) (*EditTranscriptionTranscriptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EditTranscriptionTranscriptResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The transcript after an edit.
+			Data  TranscriptEdited                                 `json:"data"`
+			Error *Error                                           `json:"error,omitempty"`
+			Ok    EditTranscriptionTranscript200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers EditTranscriptionTranscriptResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers EditTranscriptionTranscriptResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers EditTranscriptionTranscriptResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers EditTranscriptionTranscriptResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers EditTranscriptionTranscriptResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EditTranscriptionTranscriptResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers EditTranscriptionTranscriptResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers EditTranscriptionTranscriptResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers EditTranscriptionTranscriptResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers EditTranscriptionTranscriptResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EditTranscriptionTranscriptResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -27,6 +27,9 @@ type Job struct {
 	Height            *int              `bun:"height"`
 	TranscriptText    string            `bun:"transcript_text"`
 	Words             []transcript.Word `bun:"words,type:jsonb"`
+	// TranscriptVersion numbers TranscriptText and Words: 1 as recognized,
+	// one more for each saved edit.
+	TranscriptVersion int `bun:"transcript_version,nullzero,notnull,default:1"`
 	jobspec.Costs
 	UseVoiceCleanup    bool            `bun:"use_voice_cleanup"`
 	Style              json.RawMessage `bun:"style,type:jsonb"`
@@ -55,6 +58,27 @@ type SubtitleVersion struct {
 	SRT       string    `bun:"srt"`
 	Source    string    `bun:"source"`
 	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// TranscriptEdit is a new version of a job's transcript, made from version
+// From (whose text and words it replaces, kept as that version).
+type TranscriptEdit struct {
+	JobID    int64
+	From     int
+	OldText  string
+	OldWords []transcript.Word
+	Text     string
+	Words    []transcript.Word
+	// SRT, when not empty, is a subtitle job's captions rebuilt from Words,
+	// saved as its next SRT version.
+	SRT string
+}
+
+// TranscriptSaved is what an edit became: the transcript's version and, for
+// a subtitle job, its SRT's.
+type TranscriptSaved struct {
+	Version    int
+	SRTVersion int
 }
 
 // JobProgress is where a running job is, as its activities last wrote it

@@ -64,13 +64,13 @@ func (r Jobs) List(ctx context.Context, accountID, kind string, limit int) ([]mo
 var listColumns = map[string][]string{
 	jobspec.Transcription: {
 		"id", "status", "input_kind", "file_name", "source_url", "source", "language_requested", "language_detected",
-		"duration_sec", "transcript_text", "cost_micros", "email_after", "sms_after", "error_code", "error_message",
+		"duration_sec", "transcript_text", "transcript_version", "cost_micros", "email_after", "sms_after", "error_code", "error_message",
 		"created_at", "started_at", "completed_at", "progress_stage", "progress_fraction", "progress_updated_at",
 	},
 	jobspec.Subtitles: {
 		"id", "status", "file_name", "source", "language_requested", "language_detected", "duration_sec",
 		"cost_micros", "cleanup_cost_micros", "burn_cost_micros", "use_voice_cleanup", "style", "style_note",
-		"output_key", "burn_runs", "reburn_error_code", "reburn_error_message", "email_after", "sms_after",
+		"output_key", "burn_runs", "transcript_version", "reburn_error_code", "reburn_error_message", "email_after", "sms_after",
 		"error_code", "error_message", "created_at", "started_at", "completed_at",
 		"progress_stage", "progress_fraction", "progress_updated_at",
 	},

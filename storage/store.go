@@ -18,6 +18,7 @@ type Store struct {
 	Ledger        Ledger
 	Prices        Prices
 	Versions      SubtitleVersions
+	Transcripts   Transcripts
 	RateCounters  RateCounters
 	SMS           SMS
 	Conversations Conversations
@@ -36,7 +37,7 @@ func NewStore(db *bun.DB) Store {
 	return Store{
 		db:       db,
 		Accounts: Accounts{DB: db}, Keys: Keys{DB: db}, Jobs: Jobs{DB: db}, Admissions: Admissions{DB: db},
-		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, RateCounters: RateCounters{DB: db}, SMS: SMS{DB: db},
+		Ledger: Ledger{DB: db}, Prices: Prices{DB: db}, Versions: SubtitleVersions{DB: db}, Transcripts: Transcripts{DB: db}, RateCounters: RateCounters{DB: db}, SMS: SMS{DB: db},
 		Conversations: Conversations{DB: db}, VoiceAgents: VoiceAgents{DB: db},
 		Events: Events{DB: db}, Webhooks: Webhooks{DB: db}, Push: PushSubscriptions{DB: db}, Notifications: Notifications{DB: db},
 		Settings: Settings{DB: db},

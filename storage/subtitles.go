@@ -24,12 +24,18 @@ func (r SubtitleVersions) SaveGenerated(ctx context.Context, jobID int64, srt st
 
 // SaveEdit stores an edited SRT as the next version.
 func (r SubtitleVersions) SaveEdit(ctx context.Context, jobID int64, srt string) (model.SubtitleVersion, error) {
-	v := model.SubtitleVersion{JobID: jobID, SRT: srt, Source: "edit"}
-	err := r.DB.NewRaw(`INSERT INTO subtitle_versions (job_id, version, srt, source)
-		SELECT ?, coalesce(max(version), 0) + 1, ?, 'edit' FROM subtitle_versions WHERE job_id = ?
-		RETURNING version, created_at`, jobID, srt, jobID).Scan(ctx, &v.Version, &v.CreatedAt)
+	return saveSRTVersion(ctx, r.DB, jobID, srt, "edit")
+}
+
+// saveSRTVersion stores an SRT as the job's next version, from source
+// (edit, or transcript when rebuilt from an edited transcript).
+func saveSRTVersion(ctx context.Context, db bun.IDB, jobID int64, srt, source string) (model.SubtitleVersion, error) {
+	v := model.SubtitleVersion{JobID: jobID, SRT: srt, Source: source}
+	err := db.NewRaw(`INSERT INTO subtitle_versions (job_id, version, srt, source)
+		SELECT ?, coalesce(max(version), 0) + 1, ?, ? FROM subtitle_versions WHERE job_id = ?
+		RETURNING version, created_at`, jobID, srt, source, jobID).Scan(ctx, &v.Version, &v.CreatedAt)
 	if err != nil {
-		return v, fmt.Errorf("save srt edit: %w", err)
+		return v, fmt.Errorf("save srt %s: %w", source, err)
 	}
 	return v, nil
 }

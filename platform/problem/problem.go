@@ -26,6 +26,7 @@ const (
 	Conflict                = "CONFLICT"
 	JobNotDone              = "JOB_NOT_DONE"
 	ReburnInProgress        = "REBURN_IN_PROGRESS"
+	VersionConflict         = "VERSION_CONFLICT"
 	IdempotencyKeyReused    = "IDEMPOTENCY_KEY_REUSED"
 	FileTooLarge            = "FILE_TOO_LARGE"
 	PayloadTooLarge         = "PAYLOAD_TOO_LARGE"
@@ -72,6 +73,7 @@ var codes = []string{
 	Conflict,
 	JobNotDone,
 	ReburnInProgress,
+	VersionConflict,
 	IdempotencyKeyReused,
 	FileTooLarge,
 	PayloadTooLarge,

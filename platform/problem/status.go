@@ -20,6 +20,7 @@ var statuses = map[string]int{
 	Conflict:                http.StatusConflict,
 	JobNotDone:              http.StatusConflict,
 	ReburnInProgress:        http.StatusConflict,
+	VersionConflict:         http.StatusConflict,
 	IdempotencyKeyReused:    http.StatusUnprocessableEntity,
 	FileTooLarge:            http.StatusRequestEntityTooLarge,
 	PayloadTooLarge:         http.StatusRequestEntityTooLarge,

@@ -82,6 +82,25 @@ func abs(x int) int {
 	return x
 }
 
+// Captions are the cues of a media file's words, ended with the media (the
+// decoded audio can outlast the measured duration by a few milliseconds;
+// duration 0 when unknown), without a cue left no time on screen.
+func Captions(words []transcript.Word, duration float64) []Cue {
+	cues := Cues(words)
+	if duration <= 0 {
+		return cues
+	}
+	out := cues[:0]
+	for _, c := range cues {
+		c.Start, c.End = min(c.Start, duration), min(c.End, duration)
+		if c.End <= c.Start {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // Cues groups words into readable cues: at most two balanced lines of 42
 // characters and about 7 seconds each, ending at pauses, sentence ends and
 // speaker changes, preferring clause ends when a cue must be cut. Every cue

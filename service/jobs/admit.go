@@ -89,6 +89,12 @@ type SubtitleVersions interface {
 	SaveEdit(ctx context.Context, jobID int64, srt string) (model.SubtitleVersion, error)
 }
 
+// TranscriptStore saves an edited transcript as the job's next version,
+// ok=false when the job is no longer done at the version it was made from.
+type TranscriptStore interface {
+	Save(ctx context.Context, e model.TranscriptEdit) (saved model.TranscriptSaved, ok bool, err error)
+}
+
 // URLChecker refuses URLs the platform must not fetch.
 type URLChecker interface {
 	CheckContext(ctx context.Context, rawURL string) error
@@ -102,10 +108,12 @@ type Deps struct {
 	Batches  RunningBatches
 	Prices   PriceList
 	Versions SubtitleVersions
-	Objects  MediaStore
-	Media    Prober
-	Guard    URLChecker
-	Temporal workflows.Starter
+	// Transcripts saves transcript edits.
+	Transcripts TranscriptStore
+	Objects     MediaStore
+	Media       Prober
+	Guard       URLChecker
+	Temporal    workflows.Starter
 	// Links signs the output videos' links, under BaseURL.
 	Links   medialink.Signer
 	BaseURL string

@@ -38,17 +38,20 @@ type Transcription struct {
 	AudioDurationSec *float64          `json:"audio_duration_sec"`
 	TranscriptText   string            `json:"transcript_text"`
 	Words            []transcript.Word `json:"words,omitempty"`
-	CostUSD          string            `json:"cost_usd"`
-	Language         Language          `json:"language"`
-	Source           string            `json:"source"`
-	EmailAfter       bool              `json:"email_after"`
-	SMSAfter         bool              `json:"sms_after"`
-	CreatedAt        time.Time         `json:"created_at"`
-	StartedAt        *time.Time        `json:"started_at"`
-	CompletedAt      *time.Time        `json:"completed_at"`
-	ErrorCode        *string           `json:"error_code,omitempty"`
-	ErrorMessage     *string           `json:"error_message,omitempty"`
-	Progress         *Progress         `json:"progress"`
+	// TranscriptVersion numbers the transcript: 1 as recognized, one more
+	// per saved edit.
+	TranscriptVersion int        `json:"transcript_version"`
+	CostUSD           string     `json:"cost_usd"`
+	Language          Language   `json:"language"`
+	Source            string     `json:"source"`
+	EmailAfter        bool       `json:"email_after"`
+	SMSAfter          bool       `json:"sms_after"`
+	CreatedAt         time.Time  `json:"created_at"`
+	StartedAt         *time.Time `json:"started_at"`
+	CompletedAt       *time.Time `json:"completed_at"`
+	ErrorCode         *string    `json:"error_code,omitempty"`
+	ErrorMessage      *string    `json:"error_message,omitempty"`
+	Progress          *Progress  `json:"progress"`
 }
 
 // NewTranscription shapes a job; words only when asked for and done, and the
@@ -57,8 +60,9 @@ func NewTranscription(j model.Job, withWords bool) Transcription {
 	v := Transcription{
 		ID: j.ID, Service: transcriptionService, Status: j.Status, Kind: j.InputKind, FileName: j.FileName,
 		SourceURL: j.SourceURL, AudioDurationSec: j.DurationSec, CostUSD: j.Costs.Transcription.CostString(),
-		Language: Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
-		Source:   j.Source, EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
+		TranscriptVersion: j.TranscriptVersion,
+		Language:          Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
+		Source:            j.Source, EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
 		CreatedAt: j.CreatedAt.UTC(), StartedAt: UTC(j.StartedAt), CompletedAt: UTC(j.CompletedAt),
 		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage, Progress: NewProgress(j),
 	}
@@ -96,6 +100,7 @@ type Subtitles struct {
 	Style                json.RawMessage `json:"style"`
 	StyleNote            *string         `json:"style_note,omitempty"`
 	BurnRuns             int             `json:"burn_runs"`
+	TranscriptVersion    int             `json:"transcript_version"`
 	Source               string          `json:"source"`
 	EmailAfter           bool            `json:"email_after"`
 	SMSAfter             bool            `json:"sms_after"`
@@ -116,7 +121,7 @@ func NewSubtitles(j model.Job, videoURL func(key string) string) Subtitles {
 		UsedVoiceCleanup: j.UseVoiceCleanup, VoiceCleanupCostUSD: j.Costs.VoiceCleanup.CostString(),
 		BurnCostUSD: j.Costs.Burn.CostString(), TranscriptionCostUSD: j.Costs.Transcription.CostString(),
 		Language: Language{Detected: j.LanguageDetected, Requested: j.LanguageRequested},
-		Style:    j.Style, StyleNote: j.StyleNote, BurnRuns: j.BurnRuns, Source: j.Source,
+		Style:    j.Style, StyleNote: j.StyleNote, BurnRuns: j.BurnRuns, TranscriptVersion: j.TranscriptVersion, Source: j.Source,
 		EmailAfter: j.EmailAfter, SMSAfter: j.SMSAfter,
 		CreatedAt: j.CreatedAt.UTC(), StartedAt: UTC(j.StartedAt), CompletedAt: UTC(j.CompletedAt),
 		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage, Progress: NewProgress(j),

@@ -68,7 +68,7 @@ func New(d Deps) Services {
 	s := Services{
 		Jobs: jobs.New(jobs.Deps{
 			Jobs: store.Jobs, Admissions: store.Admissions, Batches: store.SMS, Prices: store.Prices, Versions: store.Versions,
-			Objects: d.Objects, Media: d.Media, Temporal: d.Temporal, Catalog: d.Catalog, Log: d.Log,
+			Transcripts: store.Transcripts, Objects: d.Objects, Media: d.Media, Temporal: d.Temporal, Catalog: d.Catalog, Log: d.Log,
 			Guard: netguard.Guard{AllowPrefixes: cfg.URLAllowPrefixes, MaxBytes: cfg.MaxUploadSize},
 			Links: medialink.NewSigner(cfg.MediaSecret, cfg.MediaLinkTTL), BaseURL: cfg.BaseURL, Now: now,
 		}),
