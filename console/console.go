@@ -143,6 +143,7 @@ func (c *Console) Mount(r *gin.Engine) {
 	in.GET("/transcribe/:id/status", c.transcriptionStatus)
 	in.GET("/transcribe/:id/export", c.exportTranscription)
 	in.GET("/transcribe/:id/media", c.sourceMedia)
+	in.POST("/transcribe/:id/transcript", c.saveTranscript)
 	in.GET("/subtitles", c.subtitlesPage)
 	in.POST("/subtitles", c.createSubtitles)
 	in.GET("/subtitles/:id", c.subtitlePage)

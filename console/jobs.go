@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"parley/platform/problem"
 	"parley/rules/jobspec"
 	"parley/rules/subtitles"
+	"parley/rules/transcript"
 	"parley/service/jobs"
 )
 
@@ -30,6 +32,7 @@ type Jobs interface {
 	SRT(ctx context.Context, accountID string, id int64) (jobs.SRT, error)
 	EditSRT(ctx context.Context, accountID string, id int64, body io.Reader) (jobs.SRTEdit, error)
 	Reburn(ctx context.Context, accountID string, id int64) (int, error)
+	EditTranscript(ctx context.Context, e jobs.TranscriptEdit) (jobs.TranscriptEdited, error)
 	SourceMedia(ctx context.Context, accountID, kind string, id int64) (jobs.Media, error)
 	OpenMedia(ctx context.Context, m jobs.Media, offset, length int64) (io.ReadCloser, error)
 }
@@ -65,7 +68,87 @@ func (c *Console) transcriptionPage(g *gin.Context) {
 	if !ok {
 		return
 	}
-	c.render(g, http.StatusOK, "transcription", map[string]any{"Job": job, "Final": finished(job.Status), "Formats": exportFormats})
+	data := transcriptionData(job)
+	if v, err := strconv.Atoi(g.Query("saved")); err == nil {
+		data["Saved"] = v
+	}
+	data["Unchanged"] = g.Query("unchanged") != ""
+	c.render(g, http.StatusOK, "transcription", data)
+}
+
+// paragraphRow is one paragraph in the transcript's edit form: its number,
+// its speaker's label in a diarized transcript, and its text.
+type paragraphRow struct {
+	N     int
+	Label string
+	Text  string
+}
+
+// transcriptionData is what the transcription page shows of a job: once it
+// is done, its transcript's paragraphs in the edit form, on its version
+// (one empty paragraph when nothing was said).
+func transcriptionData(job jobs.Transcription) map[string]any {
+	data := map[string]any{"Job": job, "Final": finished(job.Status), "Formats": exportFormats, "BaseVersion": job.TranscriptVersion}
+	if job.Status == jobspec.Done {
+		rows := []paragraphRow{}
+		for i, p := range transcript.Paragraphs(transcript.Transcript{Text: job.TranscriptText, Words: job.Words}) {
+			rows = append(rows, paragraphRow{N: i + 1, Label: p.Label, Text: p.Text})
+		}
+		if len(rows) == 0 {
+			rows = append(rows, paragraphRow{N: 1})
+		}
+		data["Paragraphs"] = rows
+	}
+	return data
+}
+
+// saveTranscript saves the edit form's paragraphs, joined, as the
+// transcript's next version through the job service, as PUT
+// /transcribe/{id}/transcript does. A refusal shows the page again with
+// the text as it was typed: after VERSION_CONFLICT, on the newest version,
+// so that saving again replaces it knowingly.
+func (c *Console) saveTranscript(g *gin.Context) {
+	id, ok := c.pathID(g, "id")
+	if !ok {
+		return
+	}
+	texts := g.PostFormArray("text")
+	base, err := strconv.Atoi(g.PostForm("base_version"))
+	if err != nil || base < 1 {
+		c.failProblem(g, problem.Invalid("base_version", "must be 1 or more"))
+		return
+	}
+	edit := jobs.TranscriptEdit{AccountID: c.accountID(g), Kind: jobspec.Transcription, ID: id,
+		Text: strings.Join(texts, "\n"), BaseVersion: base}
+	saved, err := c.d.Jobs.EditTranscript(g.Request.Context(), edit)
+	if err == nil {
+		to := fmt.Sprintf("%s/transcribe/%d?saved=%d#transcript", Base, id, saved.Version)
+		if !saved.Changed {
+			to = fmt.Sprintf("%s/transcribe/%d?unchanged=1#transcript", Base, id)
+		}
+		g.Redirect(http.StatusSeeOther, to)
+		return
+	}
+	p, isProblem := problem.As(err)
+	if !isProblem || (p.Code != problem.VersionConflict && (p.Code != problem.ValidationError || p.Details["field"] != "text")) {
+		c.failProblem(g, err)
+		return
+	}
+	job, ok := c.transcription(g)
+	if !ok {
+		return
+	}
+	data := transcriptionData(job)
+	typed := data["Paragraphs"].([]paragraphRow)
+	if len(typed) != len(texts) {
+		typed = make([]paragraphRow, len(texts))
+	}
+	for i, text := range texts {
+		typed[i].N, typed[i].Text = i+1, text
+	}
+	data["Paragraphs"] = typed
+	data["EditError"] = c.d.Catalog.Message(p.Code, p.Params, c.view(g, "", nil).Lang)
+	c.render(g, p.Status(), "transcription", data)
 }
 
 // jobStatus is what a job page polls (at most once a second) until the job

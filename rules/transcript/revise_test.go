@@ -180,3 +180,31 @@ func BenchmarkRevise(b *testing.B) {
 		Revise(words, text, 600)
 	}
 }
+
+func TestParagraphs(t *testing.T) {
+	diarized := Transcript{Words: []Word{w("Hi.", 0, 1, "A"), w("Hello", 1, 2, "B"), w("there.", 2, 3, "B"), w("Bye.", 3, 4, "A")}}
+	got := Paragraphs(diarized)
+	want := []Paragraph{{"Speaker 1", "Hi."}, {"Speaker 2", "Hello there."}, {"Speaker 1", "Bye."}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("diarized: %+v", got)
+	}
+	// Joined, the paragraphs say what PlainText says without the labels,
+	// so an edit form built from them saves no change when left alone.
+	var texts []string
+	for _, p := range got {
+		texts = append(texts, p.Text)
+	}
+	if _, changed := Revise(diarized.Words, strings.Join(texts, "\n"), 4); changed {
+		t.Fatal("the paragraphs, joined, change the transcript")
+	}
+	paused := Transcript{Words: []Word{w("One.", 0, 1), w("Two.", 3, 4)}}
+	if got := Paragraphs(paused); !reflect.DeepEqual(got, []Paragraph{{"", "One."}, {"", "Two."}}) {
+		t.Fatalf("paused: %+v", got)
+	}
+	if got := Paragraphs(Transcript{Text: "no timings"}); !reflect.DeepEqual(got, []Paragraph{{"", "no timings"}}) {
+		t.Fatalf("text only: %+v", got)
+	}
+	if got := Paragraphs(Transcript{}); got != nil {
+		t.Fatalf("empty: %+v", got)
+	}
+}
