@@ -72,11 +72,17 @@ async function transcription(file: Blob): Promise<string> {
     params: { path: { id }, query: { format: "srt" } },
     parseAs: "text",
   });
+  const current = await api.GET("/api/v1/transcribe/{id}/transcript", { params: { path: { id } } });
+  const edited = await api.PUT("/api/v1/transcribe/{id}/transcript", {
+    params: { path: { id } },
+    body: { text: "The quick brown fox.", base_version: current.data?.data.version ?? 1 },
+  });
   const deleted = await api.DELETE("/api/v1/transcribe/{id}", {
     params: { path: { id: String(fromURL.data.data.id) } },
   });
   const words = job.data?.data.words?.length ?? 0;
-  return `${job.data?.data.status} ${words} ${list.data?.data.jobs.length} ${srt.data} ${deleted.data?.data.deleted}`;
+  const version = `${edited.data?.data.version} ${edited.data?.data.changed} ${edited.error?.error.details?.currentVersion}`;
+  return `${job.data?.data.status} ${words} ${list.data?.data.jobs.length} ${srt.data} ${version} ${deleted.data?.data.deleted}`;
 }
 
 async function subtitles(file: File): Promise<string> {
@@ -95,6 +101,11 @@ async function subtitles(file: File): Promise<string> {
     bodySerializer: (body) => body,
     headers: { "Content-Type": "application/x-subrip" },
   });
+  const transcript = await api.GET("/api/v1/subtitles/{id}/transcript", { params: { path: { id } } });
+  const corrected = await api.PUT("/api/v1/subtitles/{id}/transcript", {
+    params: { path: { id } },
+    body: { text: "Hello there" },
+  });
   const reburned = await api.POST("/api/v1/subtitles/{id}/reburn", { params: { path: { id } } });
   const video = job.data?.data.output_video_url;
   let bytes = 0;
@@ -109,7 +120,8 @@ async function subtitles(file: File): Promise<string> {
     bytes += Number(head.response.headers.get("Content-Length") ?? 0);
   }
   const deleted = await api.DELETE("/api/v1/subtitles/{id}", { params: { path: { id } } });
-  return `${list.data?.data.jobs.length} ${srt.data} ${saved.data?.data.cues} ${reburned.data?.data.reburned} ${bytes} ${deleted.data?.data.deleted}`;
+  const srtVersions = `${transcript.data?.data.srt_version} ${corrected.data?.data.srt_version}`;
+  return `${list.data?.data.jobs.length} ${srt.data} ${saved.data?.data.cues} ${srtVersions} ${reburned.data?.data.reburned} ${bytes} ${deleted.data?.data.deleted}`;
 }
 
 async function conversations(): Promise<string> {
