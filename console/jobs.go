@@ -147,7 +147,11 @@ func (c *Console) saveTranscript(g *gin.Context) {
 		typed[i].N, typed[i].Text = i+1, text
 	}
 	data["Paragraphs"] = typed
-	data["EditError"] = c.d.Catalog.Message(p.Code, p.Params, c.view(g, "", nil).Lang)
+	v := c.view(g, "", nil)
+	data["EditError"] = c.d.Catalog.Message(p.Code, p.Params, v.Lang)
+	if p.Code == problem.VersionConflict {
+		data["EditError"] = v.L.T("transcript.conflict", map[string]any{"V": job.TranscriptVersion})
+	}
 	c.render(g, p.Status(), "transcription", data)
 }
 
