@@ -164,20 +164,40 @@ func TestReviseRewriteIsOneSpan(t *testing.T) {
 	}
 }
 
+// BenchmarkRevise times an edit of a 10-minute talk (about 1,500 words)
+// and of a 3-hour one (about 27,000), each with ten words corrected, and a
+// rewrite of 500 words in a row (1,000 edits, the most aligned one by one).
 func BenchmarkRevise(b *testing.B) {
-	// A 10-minute talk, about 1,500 words, with ten words corrected.
-	words := make([]Word, 1500)
-	tokens := make([]string, len(words))
-	for i := range words {
-		tokens[i] = fmt.Sprintf("w%d", i%97)
-		words[i] = w(tokens[i], float64(i)*0.4, float64(i)*0.4+0.3)
+	talk := func(n int) ([]Word, []string) {
+		words := make([]Word, n)
+		tokens := make([]string, n)
+		for i := range words {
+			tokens[i] = fmt.Sprintf("w%d", i%97)
+			words[i] = w(tokens[i], float64(i)*0.4, float64(i)*0.4+0.3)
+		}
+		return words, tokens
 	}
-	for i := 0; i < len(tokens); i += 150 {
-		tokens[i] = "fixed"
-	}
-	text := strings.Join(tokens, " ")
-	for b.Loop() {
-		Revise(words, text, 600)
+	for _, tc := range []struct {
+		name  string
+		n     int
+		fixed func(i int) bool
+	}{
+		{"10min-10fixes", 1500, func(i int) bool { return i%150 == 0 }},
+		{"3h-10fixes", 27000, func(i int) bool { return i%2700 == 0 }},
+		{"rewrite-500", 1500, func(i int) bool { return i >= 500 && i < 1000 }},
+	} {
+		words, tokens := talk(tc.n)
+		for i := range tokens {
+			if tc.fixed(i) {
+				tokens[i] = "fixed"
+			}
+		}
+		text := strings.Join(tokens, " ")
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				Revise(words, text, float64(tc.n))
+			}
+		})
 	}
 }
 

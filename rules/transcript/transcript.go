@@ -1,5 +1,6 @@
 // Package transcript holds the normalized output of every speech engine and
-// the pure functions that turn it into files (captions and exports).
+// the pure functions that turn it into files (captions and exports) and
+// line a corrected text up with its timed words (Revise).
 package transcript
 
 // Word is one recognized word with its timing in seconds from the start of
