@@ -51,12 +51,16 @@ type TranscriptEdit struct {
 // again on a version that another edit replaced meanwhile.
 const editAttempts = 3
 
-// Transcript returns the newest transcript of one of an account's done jobs
-// of a kind.
+// Transcript returns the newest transcript of one of an account's
+// completed jobs of a kind: done, or re-burning after it was done (as its
+// SRT is served).
 func (s *Service) Transcript(ctx context.Context, accountID, kind string, id int64) (Transcript, error) {
-	j, err := s.doneJob(ctx, accountID, kind, id)
+	j, err := s.d.Jobs.GetOwned(ctx, accountID, kind, id)
 	if err != nil {
 		return Transcript{}, err
+	}
+	if j.Status != jobspec.Done && (j.Status != jobspec.Burning || j.CompletedAt == nil) {
+		return Transcript{}, problem.New(problem.JobNotDone, map[string]any{"status": j.Status})
 	}
 	return s.transcriptOf(ctx, j, 0)
 }
@@ -122,7 +126,7 @@ func (s *Service) EditTranscript(ctx context.Context, e TranscriptEdit) (Transcr
 
 // doneJob is one of an account's jobs of a kind, refused with JOB_NOT_DONE
 // unless it is done (a subtitle job being re-burned is not: its captions
-// are being read).
+// are being burned).
 func (s *Service) doneJob(ctx context.Context, accountID, kind string, id int64) (model.Job, error) {
 	j, err := s.d.Jobs.GetOwned(ctx, accountID, kind, id)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"parley/model"
 	"parley/platform/problem"
@@ -148,5 +149,19 @@ func TestEditTranscriptVersions(t *testing.T) {
 	got, err := f.svc.Transcript(ctx, "acc_1", jobspec.Subtitles, 3)
 	if err != nil || got.Version != 4 || got.Text != "Hello world." || got.SRTVersion != 4 {
 		t.Fatalf("read after the edits: %+v %v", got, err)
+	}
+
+	// During a re-burn the transcript is read as the SRT is, not edited.
+	completed := time.Now()
+	f.jobs.jobs[0].Status, f.jobs.jobs[0].CompletedAt = jobspec.Burning, &completed
+	if got, err := f.svc.Transcript(ctx, "acc_1", jobspec.Subtitles, 3); err != nil || got.Version != 4 {
+		t.Fatalf("read during a re-burn: %+v %v", got, err)
+	}
+	if _, err := f.svc.EditTranscript(ctx, TranscriptEdit{AccountID: "acc_1", Kind: jobspec.Subtitles, ID: 3, Text: "Bye."}); codeOf(err) != problem.JobNotDone {
+		t.Fatalf("edit during a re-burn: %v", err)
+	}
+	f.jobs.jobs[0].Status, f.jobs.jobs[0].CompletedAt = jobspec.Transcribing, nil
+	if _, err := f.svc.Transcript(ctx, "acc_1", jobspec.Subtitles, 3); codeOf(err) != problem.JobNotDone {
+		t.Fatalf("read before the job is done: %v", err)
 	}
 }
