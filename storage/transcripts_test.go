@@ -162,3 +162,32 @@ func versionRows(t *testing.T, db *bun.DB, jobID int64) int {
 	}
 	return int(n)
 }
+
+// SRT edits and a transcript edit of one subtitle job, all at once, each
+// take a version of their own: none fails on another's number.
+func TestSRTVersionsOfConcurrentEdits(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	acc := newAccount(t, db, billing.MicrosPerUSD)
+	words := []transcript.Word{{Word: "hello", Start: 0, End: 0.5}}
+	sub := doneJob(t, db, acc, jobspec.Subtitles, words)
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			if _, err := (storage.SubtitleVersions{DB: db}).SaveEdit(ctx, sub.ID, "1\n00:00:00,000 --> 00:00:00,500\nhi\n"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Go(func() {
+		_, ok, err := storage.Transcripts{DB: db}.Save(ctx, model.TranscriptEdit{JobID: sub.ID, From: 1, OldText: "hello", OldWords: words,
+			Text: "hey", Words: []transcript.Word{{Word: "hey", Start: 0, End: 0.5}}, SRT: "1\n00:00:00,000 --> 00:00:00,500\nhey\n"})
+		if err != nil || !ok {
+			t.Errorf("transcript edit: %v %v", ok, err)
+		}
+	})
+	wg.Wait()
+	if srt, _ := (storage.SubtitleVersions{DB: db}).Latest(ctx, sub.ID); srt.Version != 8 {
+		t.Fatalf("srt at version %d after the generated one and 7 edits", srt.Version)
+	}
+}
