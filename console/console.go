@@ -39,6 +39,9 @@ type Auth interface {
 	AddSession(ctx context.Context, s *model.ConsoleSession) error
 	Session(ctx context.Context, tokenHash string, now time.Time) (model.ConsoleSession, error)
 	EndSession(ctx context.Context, id int64, now time.Time) error
+	// SetConsoleLocale saves the console's language for an account; with
+	// unsetOnly, only where none was chosen yet.
+	SetConsoleLocale(ctx context.Context, accountID, locale string, unsetOnly bool) error
 	Prune(ctx context.Context, before time.Time) error
 }
 
@@ -130,6 +133,7 @@ func (c *Console) Mount(r *gin.Engine) {
 	static, _ := fs.Sub(staticFiles, "static")
 	g := r.Group(Base, c.securityHeaders)
 	g.GET("/static/*file", c.serveStatic(http.FS(static)))
+	g.POST("/language", c.optionalSession, c.languageCSRF, c.setLanguage)
 	g.GET("/signin", c.withCSRFCookie, c.signinPage)
 	g.POST("/signin", c.withCSRFCookie, c.checkCSRF, c.requestLink)
 	g.GET("/signin/link/:token", c.withCSRFCookie, c.linkPage)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +89,8 @@ type paragraphRow struct {
 // is done, its transcript's paragraphs in the edit form, on its version
 // (one empty paragraph when nothing was said).
 func transcriptionData(job jobs.Transcription) map[string]any {
-	data := map[string]any{"Job": job, "Final": finished(job.Status), "Formats": exportFormats, "BaseVersion": job.TranscriptVersion}
+	data := map[string]any{"Job": job, "Final": finished(job.Status), "Formats": exportFormats, "BaseVersion": job.TranscriptVersion,
+		"Live": liveOf(jobspec.Transcription, job.Status, job.Progress)}
 	if job.Status == jobspec.Done {
 		rows := []paragraphRow{}
 		for i, p := range transcript.Paragraphs(transcript.Transcript{Text: job.TranscriptText, Words: job.Words}) {
@@ -155,15 +157,54 @@ func (c *Console) saveTranscript(g *gin.Context) {
 	c.render(g, p.Status(), "transcription", data)
 }
 
+// live is where a running job is, for its page: one stage, which its
+// badge names (a transcription's status stays "processing" while its
+// stage moves on), and the share of the whole job done.
+type live struct {
+	Stage    string
+	Fraction float64
+}
+
+// jobStages are the stages a job of each kind may pass, in order; a job
+// skips those it has no work for (no voice cleanup, one chunk to merge).
+var jobStages = map[jobspec.Kind][]string{
+	jobspec.Transcription: {jobspec.Queued, jobspec.Processing, jobspec.Extracting, jobspec.Transcribing, jobspec.Merging},
+	jobspec.Subtitles: {jobspec.Queued, jobspec.Processing, jobspec.Cleaning, jobspec.Extracting, jobspec.Transcribing,
+		jobspec.Merging, jobspec.Burning},
+}
+
+// liveOf measures a job as its page shows it: each stage is an equal share
+// of the bar, the stages passed are full, and the current one is filled as
+// far as it is measured (a split transcription's chunks, a burn's frames).
+// A short clip, whose transcription is one unmeasured step, still moves
+// through its stages rather than sitting at 0.
+func liveOf(kind jobspec.Kind, status string, p *jobs.Progress) live {
+	if finished(status) {
+		return live{Stage: status, Fraction: 1}
+	}
+	l := live{Stage: status}
+	var within float64
+	if p != nil {
+		l.Stage = p.Stage
+		if p.Fraction != nil {
+			within = min(1, max(0, *p.Fraction))
+		}
+	}
+	stages := jobStages[kind]
+	if i := slices.Index(stages, l.Stage); i >= 0 {
+		l.Fraction = (float64(i) + within) / float64(len(stages))
+	}
+	return l
+}
+
 // jobStatus is what a job page polls (at most once a second) until the job
-// ends: its status, and where a running job is (the stage, and the fraction
-// done where it is measured).
+// ends: its status, and where a running job is (its stage's name, and the
+// share of the job done).
 type jobStatus struct {
-	Status   string   `json:"status"`
-	Final    bool     `json:"final"`
-	Label    string   `json:"label"`
-	Stage    string   `json:"stage"`
-	Fraction *float64 `json:"fraction"`
+	Status   string  `json:"status"`
+	Final    bool    `json:"final"`
+	Label    string  `json:"label"`
+	Fraction float64 `json:"fraction"`
 }
 
 func (c *Console) transcriptionStatus(g *gin.Context) {
@@ -171,15 +212,12 @@ func (c *Console) transcriptionStatus(g *gin.Context) {
 	if !ok {
 		return
 	}
-	c.status(g, job.Status, job.Progress)
+	c.status(g, liveOf(jobspec.Transcription, job.Status, job.Progress), job.Status)
 }
 
-func (c *Console) status(g *gin.Context, status string, p *jobs.Progress) {
+func (c *Console) status(g *gin.Context, l live, status string) {
 	v := c.view(g, "", nil)
-	out := jobStatus{Status: status, Final: finished(status), Label: v.L.T("status."+status, nil)}
-	if p != nil {
-		out.Stage, out.Fraction = v.L.T("status."+p.Stage, nil), p.Fraction
-	}
+	out := jobStatus{Status: status, Final: finished(status), Label: v.L.T("status."+l.Stage, nil), Fraction: l.Fraction}
 	g.Header("Cache-Control", "no-store")
 	g.JSON(http.StatusOK, out)
 }
@@ -298,7 +336,7 @@ func (c *Console) subtitlePage(g *gin.Context) {
 	if !ok {
 		return
 	}
-	data := map[string]any{"Job": job, "Final": finished(job.Status)}
+	data := map[string]any{"Job": job, "Final": finished(job.Status), "Live": liveOf(jobspec.Subtitles, job.Status, job.Progress)}
 	if job.Status == jobspec.Done {
 		srt, err := c.d.Jobs.SRT(g.Request.Context(), c.accountID(g), job.ID)
 		if err != nil {
@@ -318,7 +356,7 @@ func (c *Console) subtitleStatus(g *gin.Context) {
 	if !ok {
 		return
 	}
-	c.status(g, job.Status, job.Progress)
+	c.status(g, liveOf(jobspec.Subtitles, job.Status, job.Progress), job.Status)
 }
 
 // cueRows splits saved captions (always canonical SRT) for the editor.
@@ -371,7 +409,7 @@ func (c *Console) saveSRT(g *gin.Context) {
 	}
 	reason, _ := p.Details["reason"].(string)
 	cue, _ := p.Details["cue"].(int)
-	data := map[string]any{"Job": job, "Final": true, "Cues": rows}
+	data := map[string]any{"Job": job, "Final": true, "Cues": rows, "Live": liveOf(jobspec.Subtitles, job.Status, job.Progress)}
 	if cue >= 1 && cue <= len(rows) {
 		rows[cue-1].Error = reason
 	} else {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -40,6 +41,9 @@ func loadTexts() (*texts, error) {
 	}
 	return &texts{bundle: b}, nil
 }
+
+// known reports whether the console speaks exactly this language code.
+func known(code string) bool { return slices.Contains(locales, code) }
 
 // lang is the account's locale when the console speaks it, else English.
 func lang(locale string) string {
@@ -137,6 +141,11 @@ var sections = map[string]string{
 	"account-webhook": "account", "account-notifications": "account",
 }
 
+// menuLanguage is an entry of the language menu, named in its own language.
+type menuLanguage struct{ Code, Name string }
+
+var languages = []menuLanguage{{"en", "English"}, {"he", "עברית"}, {"ar", "العربية"}}
+
 // view is what every page's template sees.
 type view struct {
 	L       localizer
@@ -148,27 +157,61 @@ type view struct {
 	// Section is the navigation entry the page belongs to.
 	Section string
 	Nav     []navItem
-	Data    map[string]any
+	// Languages are the language menu's entries; Back is the page the menu
+	// returns to.
+	Languages []menuLanguage
+	Back      string
+	Data      map[string]any
 }
 
 func (c *Console) view(g *gin.Context, page string, data map[string]any) view {
-	locale := ""
 	account := ""
 	if row, _, ok := session(g); ok && row.Account != nil {
-		locale, account = row.Account.Locale, row.Account.Name
-	} else {
-		locale = g.GetHeader("Accept-Language")
+		account = row.Account.Name
 	}
-	l := c.text.localizer(locale)
+	l := c.text.localizer(consoleLocale(g))
 	dir := "ltr"
 	if rtl(l.lang) {
 		dir = "rtl"
 	}
-	v := view{L: l, Lang: l.lang, Dir: dir, CSRF: expectedCSRF(g), Account: account, Page: page, Section: sections[page], Data: data}
+	v := view{L: l, Lang: l.lang, Dir: dir, CSRF: expectedCSRF(g), Account: account, Page: page, Section: sections[page],
+		Languages: languages, Back: backTo(g), Data: data}
 	if account != "" {
 		v.Nav = nav
 	}
 	return v
+}
+
+// consoleLocale is the language the console speaks to this browser: the
+// one chosen for the signed-in account (console_locale, else the
+// account's locale); before sign-in, the one chosen in this browser's
+// language menu (a cookie), else the browser's own.
+func consoleLocale(g *gin.Context) string {
+	if row, _, ok := session(g); ok && row.Account != nil {
+		if row.Account.ConsoleLocale != nil {
+			return *row.Account.ConsoleLocale
+		}
+		return row.Account.Locale
+	}
+	if v, err := g.Cookie(langCookie); err == nil && known(v) {
+		return v
+	}
+	return g.GetHeader("Accept-Language")
+}
+
+// backTo is where the language menu returns to: the page shown, when a
+// GET showed it, else the console's home.
+func backTo(g *gin.Context) string {
+	if g.Request.Method == http.MethodGet && safeBack(g.Request.URL.RequestURI()) {
+		return g.Request.URL.RequestURI()
+	}
+	return Base + "/"
+}
+
+// safeBack accepts only a path of the console's own, so the menu cannot
+// send a browser elsewhere.
+func safeBack(p string) bool {
+	return (p == Base || strings.HasPrefix(p, Base+"/")) && !strings.ContainsAny(p, "\\\r\n") && !strings.Contains(p, "//")
 }
 
 func (c *Console) render(g *gin.Context, status int, page string, data map[string]any) {
@@ -213,9 +256,14 @@ func (c *Console) failProblem(g *gin.Context, err error) {
 	} else {
 		entry.WithError(err).Debug("console request refused")
 	}
-	msg := c.d.Catalog.Message(p.Code, p.Params, c.view(g, "error", nil).Lang)
+	c.failMessage(g, status, p.Code, c.d.Catalog.Message(p.Code, p.Params, c.view(g, "error", nil).Lang))
+}
+
+// failMessage answers a refusal with its code and the message the page
+// shows, as failProblem does.
+func (c *Console) failMessage(g *gin.Context, status int, code, msg string) {
 	if wantsJSON(g) {
-		g.AbortWithStatusJSON(status, gin.H{"error": msg, "code": p.Code})
+		g.AbortWithStatusJSON(status, gin.H{"error": msg, "code": code})
 		return
 	}
 	c.render(g, status, "error", map[string]any{"Message": msg, "Status": status})

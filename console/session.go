@@ -1,6 +1,8 @@
 package console
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -10,6 +12,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/mail"
 	"strings"
@@ -156,7 +161,7 @@ func (c *Console) checkCSRF(g *gin.Context) {
 	}
 	got := g.GetHeader(csrfHeader)
 	if got == "" {
-		got = g.PostForm(csrfField)
+		got = formToken(g.Request)
 	}
 	want := expectedCSRF(g)
 	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
@@ -164,6 +169,42 @@ func (c *Console) checkCSRF(g *gin.Context) {
 		return
 	}
 	g.Next()
+}
+
+// csrfPeek bounds how much of a multipart body formToken looks at: the
+// token's part, first in every console form, is well within it.
+const csrfPeek = 4 << 10
+
+// formToken is the token a form without the script posts as its "csrf"
+// field. A urlencoded form is parsed as the handler would parse it. A
+// multipart body (the job forms stream their file to the object store,
+// platform/multipartfile) is not consumed: the token must be its first
+// part, as a browser sends the form's first field first, and is read from
+// a look at the body's start that leaves every byte for the handler.
+func formToken(req *http.Request) string {
+	mt, params, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return req.PostFormValue(csrfField)
+	}
+	if params["boundary"] == "" || req.Body == nil {
+		return ""
+	}
+	body := bufio.NewReaderSize(req.Body, csrfPeek)
+	req.Body = struct {
+		io.Reader
+		io.Closer
+	}{body, req.Body}
+	// A short body ends the look early; what arrived is all there is.
+	head, _ := body.Peek(csrfPeek)
+	part, err := multipart.NewReader(bytes.NewReader(head), params["boundary"]).NextPart()
+	if err != nil || part.FormName() != csrfField || part.FileName() != "" {
+		return ""
+	}
+	token, err := io.ReadAll(io.LimitReader(part, 256))
+	if err != nil {
+		return ""
+	}
+	return string(token)
 }
 
 func (c *Console) signinPage(g *gin.Context) {
@@ -195,19 +236,27 @@ func (c *Console) requestLink(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	default:
-		if err := c.mailLink(g, acc); err != nil {
+		link, err := c.IssueLink(g.Request.Context(), acc.ID)
+		if err != nil {
 			c.failProblem(g, err)
 			return
+		}
+		if link != "" {
+			if err := c.mailLink(g, acc, link); err != nil {
+				// The person is told what happened, on the page they
+				// asked from; the operator's log has the mail server's
+				// own answer.
+				c.d.Log.WithError(err).Error("send console sign-in mail")
+				c.render(g, http.StatusServiceUnavailable, "signin", map[string]any{"MailConfigured": true, "Error": "signin.mailFailed"})
+				return
+			}
 		}
 	}
 	c.render(g, http.StatusOK, "signin-sent", map[string]any{"Email": addr.Address})
 }
 
-func (c *Console) mailLink(g *gin.Context, acc accounts.Account) error {
-	link, err := c.IssueLink(g.Request.Context(), acc.ID)
-	if err != nil || link == "" {
-		return err
-	}
+// mailLink sends a sign-in link in the account's language.
+func (c *Console) mailLink(g *gin.Context, acc accounts.Account, link string) error {
 	t := c.text.localizer(acc.Locale)
 	body := t.T("mail.body", map[string]any{"Link": link, "Minutes": int(linkTTL.Minutes())})
 	return c.d.Mail.Send(g.Request.Context(), pmail.Message{To: acc.Email, Subject: t.T("mail.subject", nil), Text: body,
@@ -249,6 +298,14 @@ func (c *Console) useLink(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
+	// A language chosen in this browser before sign-in becomes the
+	// account's where the account has chosen none.
+	if v, err := g.Cookie(langCookie); err == nil && known(v) {
+		if err := c.d.Auth.SetConsoleLocale(g.Request.Context(), accountID, v, true); err != nil {
+			c.failProblem(g, err)
+			return
+		}
+	}
 	c.setCookie(g, sessionCookie, secret, sessionTTL)
 	c.clearCookie(g, preCookie)
 	g.Redirect(http.StatusSeeOther, Base+"/")
@@ -262,5 +319,7 @@ func (c *Console) signout(g *gin.Context) {
 		return
 	}
 	c.clearCookie(g, sessionCookie)
+	// The sign-in page goes on in the language the account chose.
+	c.setLangCookie(g, lang(consoleLocale(g)))
 	g.Redirect(http.StatusSeeOther, Base+"/signin")
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -85,29 +87,97 @@ func (c *Console) smsPage(g *gin.Context) {
 // sendRequest reads the send form: the sender, the body and the
 // recipients, from the CSV file when one is chosen, else one number per
 // line of the "to" field.
-func (c *Console) sendRequest(g *gin.Context) (messaging.SendRequest, error) {
+func (c *Console) sendRequest(g *gin.Context) (messaging.SendRequest, recipientPlaces, error) {
 	req := messaging.SendRequest{AccountID: c.accountID(g)}
+	var places recipientPlaces
 	if err := g.Request.ParseMultipartForm(maxSMSForm); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return req, problem.Invalid("csv", fmt.Sprintf("is larger than %d MB", maxSMSForm>>20))
+			return req, places, problem.Invalid("csv", fmt.Sprintf("is larger than %d MB", maxSMSForm>>20))
 		}
-		return req, problem.Invalid("body", "is not a readable form")
+		return req, places, problem.Invalid("body", "is not a readable form")
 	}
 	req.From, req.Body = g.PostForm("from"), g.PostForm("body")
 	// The sender is looked up before the body is checked: a NUL in it
 	// must be refused here, not reach the query.
 	if err := textcheck.Line(req.From); err != nil {
-		return req, problem.Invalid("from", err.Error())
+		return req, places, problem.Invalid("from", err.Error())
 	}
 	var err error
 	if file, _, ferr := g.Request.FormFile("csv"); ferr == nil {
 		defer file.Close()
-		req.Recipients, err = parseCSV(file)
+		req.Recipients, places.csvLines, err = parseCSV(file)
 	} else {
 		req.Recipients = parseNumbers(g.PostForm("to"))
 	}
-	return req, err
+	return req, places, err
+}
+
+// recipientPlaces say where each recipient of a send came from, so a
+// refusal names it as the person counts, from 1: a line of their CSV
+// file, or the nth number they typed.
+type recipientPlaces struct {
+	// csvLines are the file's line numbers of the recipients' rows; nil
+	// when the numbers were typed.
+	csvLines []int
+}
+
+func (p recipientPlaces) where(l localizer, i int) string {
+	if p.csvLines != nil && i >= 0 && i < len(p.csvLines) {
+		return l.T("sms.where.csv", map[string]any{"Line": p.csvLines[i]})
+	}
+	return l.T("sms.where.typed", map[string]any{"N": i + 1})
+}
+
+// recipientField is how the API names a recipient's field.
+var recipientField = regexp.MustCompile(`^recipients\[(\d+)\]\.(?:phone|variables\.(.+))$`)
+
+// failSend answers a refused send or estimate. A refusal that names a
+// recipient by the API's index ("recipients[1].phone", recipientIndex 1)
+// names it as the person counts instead; any other is the API's.
+func (c *Console) failSend(g *gin.Context, err error, req messaging.SendRequest, places recipientPlaces) {
+	p, ok := problem.As(err)
+	if !ok {
+		c.failProblem(g, err)
+		return
+	}
+	l := c.view(g, "", nil).L
+	i, isIndex := p.Params["recipientIndex"].(int)
+	msg := ""
+	switch p.Code {
+	case problem.ValidationError:
+		field, _ := p.Params["field"].(string)
+		m := recipientField.FindStringSubmatch(field)
+		if m == nil {
+			break
+		}
+		i, _ = strconv.Atoi(m[1])
+		params := map[string]any{"Where": places.where(l, i), "Reason": p.Params["reason"]}
+		if m[2] != "" {
+			params["Variable"] = m[2]
+			msg = l.T("sms.refusal.variableText", params)
+		} else if i < len(req.Recipients) {
+			params["Phone"] = req.Recipients[i].Phone
+			msg = l.T("sms.refusal.phone", params)
+		}
+	case problem.TemplateVariableMissing:
+		if isIndex {
+			msg = l.T("sms.refusal.missing", map[string]any{"Where": places.where(l, i), "Phone": p.Params["phone"], "Variable": p.Params["variable"]})
+		}
+	case problem.BodyTooLong:
+		if isIndex {
+			msg = l.T("sms.refusal.tooLong", map[string]any{"Where": places.where(l, i), "Length": p.Params["length"], "Max": p.Params["max"]})
+		}
+	case problem.CountryNotEnabled:
+		if isIndex {
+			msg = l.T("sms.refusal.country", map[string]any{"Where": places.where(l, i), "Phone": p.Params["phone"], "Country": p.Params["country"]})
+		}
+	}
+	if msg == "" {
+		c.failProblem(g, err)
+		return
+	}
+	c.failMessage(g, p.Status(), p.Code, msg)
 }
 
 // parseNumbers reads one number per line (commas and semicolons separate
@@ -126,15 +196,15 @@ func parseNumbers(s string) []messaging.Recipient {
 // and the template's variables, then one row per recipient. A row's empty
 // cell is a variable it does not have, so a template that uses it refuses
 // the send as the API does.
-func parseCSV(r io.Reader) ([]messaging.Recipient, error) {
+func parseCSV(r io.Reader) ([]messaging.Recipient, []int, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, problem.Invalid("csv", "is empty")
+		return nil, nil, problem.Invalid("csv", "is empty")
 	}
 	if err != nil {
-		return nil, problem.Invalid("csv", err.Error())
+		return nil, nil, problem.Invalid("csv", err.Error())
 	}
 	phone := -1
 	for i, h := range header {
@@ -144,20 +214,21 @@ func parseCSV(r io.Reader) ([]messaging.Recipient, error) {
 		}
 	}
 	if phone < 0 {
-		return nil, problem.Invalid("csv", `needs a header row with a "phone" column`)
+		return nil, nil, problem.Invalid("csv", `needs a header row with a "phone" column`)
 	}
 	var out []messaging.Recipient
+	lines := []int{}
 	for {
 		row, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return out, lines, nil
 		}
 		if err != nil {
-			return nil, problem.Invalid("csv", err.Error())
+			return nil, nil, problem.Invalid("csv", err.Error())
 		}
 		if len(out) == sms.MaxRecipients {
 			// One more than the limit is enough for Send to refuse it.
-			return append(out, messaging.Recipient{}), nil
+			return append(out, messaging.Recipient{}), lines, nil
 		}
 		rec := messaging.Recipient{Variables: map[string]string{}}
 		for i, cell := range row {
@@ -171,32 +242,40 @@ func parseCSV(r io.Reader) ([]messaging.Recipient, error) {
 		if rec.Phone == "" && len(rec.Variables) == 0 {
 			continue
 		}
+		line, _ := cr.FieldPos(0)
 		out = append(out, rec)
+		lines = append(lines, line)
 	}
 }
 
 // sendForm is the SMS service and the send its form asks for.
-func (c *Console) sendForm(g *gin.Context) (Messaging, messaging.SendRequest, bool) {
+func (c *Console) sendForm(g *gin.Context) (Messaging, messaging.SendRequest, recipientPlaces, bool) {
 	svc, ok := c.sms(g)
 	if !ok {
-		return nil, messaging.SendRequest{}, false
+		return nil, messaging.SendRequest{}, recipientPlaces{}, false
 	}
-	req, err := c.sendRequest(g)
+	req, places, err := c.sendRequest(g)
 	if err != nil {
-		c.failProblem(g, err)
-		return nil, req, false
+		c.failSend(g, err, req, places)
+		return nil, req, places, false
 	}
-	return svc, req, true
+	return svc, req, places, true
 }
 
 func (c *Console) estimateSend(g *gin.Context) {
-	svc, req, ok := c.sendForm(g)
+	svc, req, places, ok := c.sendForm(g)
 	if !ok {
+		return
+	}
+	g.Header("Cache-Control", "no-store")
+	// Nothing typed yet: nothing to estimate, and nothing wrong either.
+	if strings.TrimSpace(req.Body) == "" {
+		g.JSON(http.StatusOK, gin.H{"summary": ""})
 		return
 	}
 	e, err := svc.Estimate(g.Request.Context(), req)
 	if err != nil {
-		c.failProblem(g, err)
+		c.failSend(g, err, req, places)
 		return
 	}
 	// The form shows one line: the API's own characters, segments and
@@ -208,20 +287,19 @@ func (c *Console) estimateSend(g *gin.Context) {
 		summary += " · " + l.T("sms.price", map[string]any{"N": e.Recipients, "Segments": e.TotalSegments,
 			"USD": fmt.Sprintf("%.4f", e.Price.USD())})
 	}
-	g.Header("Cache-Control", "no-store")
 	g.JSON(http.StatusOK, gin.H{"summary": summary})
 }
 
 // send sends as POST /sms does: one recipient goes to its thread, several
 // to the batch's page.
 func (c *Console) send(g *gin.Context) {
-	svc, req, ok := c.sendForm(g)
+	svc, req, places, ok := c.sendForm(g)
 	if !ok {
 		return
 	}
 	res, err := svc.Send(g.Request.Context(), req)
 	if err != nil {
-		c.failProblem(g, err)
+		c.failSend(g, err, req, places)
 		return
 	}
 	if res.Batch != nil {
@@ -257,9 +335,20 @@ func (c *Console) batch(g *gin.Context) (messaging.BatchView, bool) {
 	return b, true
 }
 
-// batchEnded reports whether a batch's send phase is over.
-func batchEnded(status string) bool {
-	return status != model.BatchQueued && status != model.BatchProcessing
+// batchFinal reports whether a batch's page has nothing more to follow:
+// its send phase is over and every recipient has its delivery outcome
+// (delivered, not delivered or failed). The batch's status and counts
+// move until then, as outcomes arrive after the send phase.
+func batchFinal(b messaging.BatchView) bool {
+	if b.Status == model.BatchQueued || b.Status == model.BatchProcessing {
+		return false
+	}
+	for _, r := range b.Recipients {
+		if !sms.Final(r.Status) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Console) batchPage(g *gin.Context) {
@@ -269,11 +358,12 @@ func (c *Console) batchPage(g *gin.Context) {
 	}
 	rows := b.Recipients[:min(len(b.Recipients), batchRows)]
 	c.render(g, http.StatusOK, "batch", map[string]any{"Batch": b, "Rows": rows, "More": len(b.Recipients) - len(rows),
-		"Final": batchEnded(b.Status)})
+		"Final": batchFinal(b)})
 }
 
-// batchStatus is what a batch's page polls (once a second) while recipients
-// get their outcomes: the counts and the listed rows' statuses.
+// batchStatus is what a batch's page polls (once a second) until every
+// recipient has its delivery outcome: the status, the counts and the
+// listed rows' statuses.
 type batchStatus struct {
 	Status string            `json:"status"`
 	Label  string            `json:"label"`
@@ -296,7 +386,7 @@ func (c *Console) batchStatus(g *gin.Context) {
 		return
 	}
 	l := c.view(g, "", nil).L
-	out := batchStatus{Status: b.Status, Label: l.T("batch."+b.Status, nil), Final: batchEnded(b.Status),
+	out := batchStatus{Status: b.Status, Label: l.T("batch."+b.Status, nil), Final: batchFinal(b),
 		Sent: b.SentCount, Failed: b.FailedCount, Price: fmt.Sprintf("%.4f", b.TotalPriceUSD), Rows: map[int64]rowView{}}
 	for _, r := range b.Recipients[:min(len(b.Recipients), batchRows)] {
 		v := rowView{Status: r.Status, Label: l.T("sms.status."+r.Status, nil)}

@@ -20,7 +20,7 @@ import (
 
 func TestParseCSV(t *testing.T) {
 	in := "\ufeffPhone, name ,code\n+14155550142,Dana,42\n\n+972501234567,,7\n,,\n"
-	got, err := parseCSV(strings.NewReader(in))
+	got, lines, err := parseCSV(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +31,11 @@ func TestParseCSV(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
+	// Each recipient keeps its line in the file, blank lines counted, for
+	// a refusal to name it as the person's editor does.
+	if !reflect.DeepEqual(lines, []int{2, 4}) {
+		t.Fatalf("lines %v, want [2 4]", lines)
+	}
 }
 
 func TestParseCSVRefusals(t *testing.T) {
@@ -39,7 +44,7 @@ func TestParseCSVRefusals(t *testing.T) {
 		"no phone":  "number,name\n+14155550142,Dana\n",
 		"bad quote": "phone,name\n+14155550142,\"Dana\n",
 	} {
-		_, err := parseCSV(strings.NewReader(in))
+		_, _, err := parseCSV(strings.NewReader(in))
 		if p, ok := problem.As(err); !ok || p.Code != problem.ValidationError {
 			t.Errorf("%s: got %v, want a validation error", name, err)
 		}
@@ -55,7 +60,7 @@ func TestParseCSVStopsPastTheLimit(t *testing.T) {
 	for range sms.MaxRecipients + 50 {
 		b.WriteString("+14155550142\n")
 	}
-	got, err := parseCSV(strings.NewReader(b.String()))
+	got, _, err := parseCSV(strings.NewReader(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +113,7 @@ func TestSendRequestRefusesAnUnstorableSender(t *testing.T) {
 		form := url.Values{"from": {from}, "body": {"hi"}, "to": {"+12025550123"}}
 		g.Request = httptest.NewRequest(http.MethodPost, "/console/sms", strings.NewReader(form.Encode()))
 		g.Request.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		_, err := (&Console{}).sendRequest(g)
+		_, _, err := (&Console{}).sendRequest(g)
 		if p, ok := problem.As(err); !ok || p.Code != problem.ValidationError || p.Details["field"] != "from" {
 			t.Errorf("from %q: %v, want a VALIDATION_ERROR naming from", from, err)
 		}

@@ -46,6 +46,11 @@ func TestConsoleSMS(t *testing.T) {
 			strings.Join(quoteAll(want), ` && `) + `; })()`
 		b.until("the estimate says "+strings.Join(want, ", "), js, 20*time.Second)
 	}
+	// An empty message is not estimated: the first answer says nothing.
+	b.until("the empty message's estimate answered", `performance.getEntriesByType("resource").some((r) => r.name.endsWith("/console/sms/estimate") && r.responseEnd > 0)`, 20*time.Second)
+	if est := b.text("#estimate"); est != "" {
+		t.Fatalf("an empty message is estimated as %q", est)
+	}
 	b.run(chromedp.SendKeys("#body", "Hi {{name}}, table {{table}} is ready", chromedp.ByID))
 	estimate("GSM-7", "1 segment")
 	b.run(chromedp.SetUploadFiles("#csv", []string{csv}, chromedp.ByID))
@@ -55,7 +60,11 @@ func TestConsoleSMS(t *testing.T) {
 	b.shot("sms-estimate")
 	// A template variable the file lacks is named while typing.
 	b.run(chromedp.SendKeys("#body", " {{room}}", chromedp.ByID))
+	// It names the recipient by the line of the file, as people count.
 	b.until("the estimate names the missing variable", `document.getElementById("estimate").classList.contains("error") && document.getElementById("estimate").textContent.includes("room")`, 20*time.Second)
+	if est := b.text("#estimate"); !strings.HasPrefix(est, "Line 2 of your CSV (+12025550801)") || strings.Contains(est, "recipient") {
+		t.Fatalf("the missing variable is reported as %q", est)
+	}
 	b.shot("sms-estimate-error")
 	b.run(chromedp.SetValue("#body", "Hi {{name}}, table {{table}} is ready ✓", chromedp.ByID))
 
@@ -98,6 +107,7 @@ func TestConsoleSMS(t *testing.T) {
 	eventually(t, 10*time.Second, "the open thread marked read", func() bool {
 		return threadOf(t, p.threads(a, ""), dana).UnreadCount == 0
 	})
+	b.until(`"Mark as read" gone once the page marked the thread read`, `document.getElementById("mark-read").hidden`, 10*time.Second)
 	p.inbound(dana, a.From, "Is the table still ours?")
 	b.until("the open thread shows the new message", `window.stayed && document.getElementById("messages").textContent.includes("Is the table still ours?")`, 30*time.Second)
 	b.shot("thread")

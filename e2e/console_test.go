@@ -212,7 +212,47 @@ func TestConsoleSignInTranscribeSignOut(t *testing.T) {
 	if id == "" {
 		t.Fatalf("no job page at %s", b.location())
 	}
-	b.until("the transcript on the page", `!!document.getElementById("words")`, 5*time.Minute)
+	// While it runs, the page shows one stage (its badge; no second line
+	// that could contradict it) and a bar that moves forward through the
+	// stages, even on this short clip whose transcription is one
+	// unmeasured step.
+	var bars []float64
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		var state struct {
+			Done  bool    `json:"done"`
+			Bar   float64 `json:"bar"`
+			Stage bool    `json:"stage"`
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		err := chromedp.Run(ctx, chromedp.Evaluate(`({done: !!document.getElementById("words"),
+			bar: document.getElementById("live") ? document.getElementById("live").value : -1,
+			stage: !!document.getElementById("stage")})`, &state))
+		cancel()
+		if err == nil && state.Done {
+			break
+		}
+		if err == nil && state.Stage {
+			t.Fatal("the running job's page has a stage line beside its badge")
+		}
+		if err == nil && state.Bar >= 0 {
+			bars = append(bars, state.Bar)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no transcript on the page after 5 minutes (bar %v)", bars)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	moved := false
+	for i, v := range bars {
+		moved = moved || (v > 0 && v < 1)
+		if i > 0 && v < bars[i-1] {
+			t.Fatalf("the bar went back: %v", bars)
+		}
+	}
+	if !moved {
+		t.Fatalf("the bar never showed progress short of the end: %v", bars)
+	}
 	b.shot("transcript")
 	text := b.text("#words")
 	if wer := speech.WER(knownText, text); wer > 0.6 {

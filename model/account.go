@@ -23,7 +23,11 @@ type Account struct {
 	// DefaultEmailAfter and DefaultSMSAfter are the owner's notification
 	// preferences: what the console's job forms ask for unless changed.
 	// DefaultSMSAfter is only on while the phone is verified.
-	DefaultEmailAfter bool      `bun:"default_email_after"`
-	DefaultSMSAfter   bool      `bun:"default_sms_after"`
-	CreatedAt         time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	DefaultEmailAfter bool `bun:"default_email_after"`
+	DefaultSMSAfter   bool `bun:"default_sms_after"`
+	// ConsoleLocale is the language the web console speaks to the account
+	// (en, he or ar), chosen in its language menu; nil until chosen, when
+	// it speaks Locale. It never changes the REST API's messages.
+	ConsoleLocale *string   `bun:"console_locale"`
+	CreatedAt     time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }

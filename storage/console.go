@@ -68,6 +68,17 @@ func (r ConsoleAuth) EndSession(ctx context.Context, id int64, now time.Time) er
 	return err
 }
 
+// SetConsoleLocale saves the language the web console speaks to an
+// account. With unsetOnly it saves it only where none was chosen yet.
+func (r ConsoleAuth) SetConsoleLocale(ctx context.Context, accountID, locale string, unsetOnly bool) error {
+	q := r.DB.NewUpdate().Model((*model.Account)(nil)).Set("console_locale = ?", locale).Where("id = ?", accountID)
+	if unsetOnly {
+		q = q.Where("console_locale IS NULL")
+	}
+	_, err := q.Exec(ctx)
+	return err
+}
+
 // Prune removes links and sessions that ended or expired before before.
 func (r ConsoleAuth) Prune(ctx context.Context, before time.Time) error {
 	if _, err := r.DB.NewDelete().Model((*consoleLink)(nil)).Where("expires_at < ?", before).Exec(ctx); err != nil {

@@ -83,3 +83,46 @@ func TestConsoleSessions(t *testing.T) {
 		t.Fatalf("ended session after prune: %d rows, %v", n, err)
 	}
 }
+
+// The console's language is saved for the account and read with its
+// sessions; "unset only" never replaces a choice, and a language the
+// console does not speak is refused by the schema.
+func TestConsoleLocale(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Locale: "en"})
+	auth := storage.ConsoleAuth{DB: db}
+	s := model.ConsoleSession{TokenHash: "l-" + acc.ID, AccountID: acc.ID, ExpiresAt: time.Now().Add(time.Hour)}
+	if err := auth.AddSession(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	locale := func() *string {
+		t.Helper()
+		got, err := auth.Session(ctx, s.TokenHash, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Account.ConsoleLocale
+	}
+	if l := locale(); l != nil {
+		t.Fatalf("a new account's console locale is %q, want none", *l)
+	}
+	if err := auth.SetConsoleLocale(ctx, acc.ID, "he", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.SetConsoleLocale(ctx, acc.ID, "ar", true); err != nil {
+		t.Fatal(err)
+	}
+	if l := locale(); l == nil || *l != "he" {
+		t.Fatalf("after a first choice and an unset-only one: %v, want he", l)
+	}
+	if err := auth.SetConsoleLocale(ctx, acc.ID, "ar", false); err != nil {
+		t.Fatal(err)
+	}
+	if l := locale(); l == nil || *l != "ar" {
+		t.Fatalf("after a new choice: %v, want ar", l)
+	}
+	if err := auth.SetConsoleLocale(ctx, acc.ID, "fr", false); err == nil {
+		t.Fatal("a language the console does not speak was saved")
+	}
+}

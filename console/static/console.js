@@ -116,23 +116,22 @@
   };
 
   // A job page polls its status once a second until the job ends, showing
-  // its stage and the fraction done, then reloads to show the result.
+  // its stage in the badge and the share done in the bar, then reloads to
+  // show the result.
   const job = document.getElementById("job");
   if (job && job.dataset.final !== "true") {
     const label = document.getElementById("status");
-    const stage = document.getElementById("stage");
     const bar = document.getElementById("live");
     every(() => getJSON(job.dataset.statusUrl).then((s) => {
       showStatus(label, s.status, s.label);
-      if (stage) stage.textContent = s.stage || "";
-      if (bar) { if (s.fraction == null) bar.removeAttribute("value"); else bar.value = s.fraction; }
+      if (bar) bar.value = s.fraction;
       if (s.final) window.location.reload();
       return s.final;
     }));
   }
 
-  // A batch's page follows its recipients once a second until its send
-  // phase ends.
+  // A batch's page follows its recipients once a second until every one
+  // has its delivery outcome: the status and counts move until then.
   const batch = document.getElementById("batch");
   if (batch && batch.dataset.final !== "true") {
     const bar = document.getElementById("live");
@@ -207,7 +206,11 @@
   // An open thread shows new messages as they arrive and marks them read.
   const messages = document.getElementById("messages");
   if (messages) {
-    const markRead = () => post(messages.dataset.read, new URLSearchParams({action: "read"}));
+    // Once the thread is read, its "Mark as read" has nothing left to do.
+    const markRead = () => post(messages.dataset.read, new URLSearchParams({action: "read"})).then((r) => {
+      const button = document.getElementById("mark-read");
+      if (r.ok && button) button.hidden = true;
+    }, () => { /* the next poll tries again */ });
     if (messages.dataset.unread !== "0") markRead();
     every(() => getJSON(messages.dataset.poll).then((j) => {
       let added = false;

@@ -23,15 +23,28 @@ func (g Guard) CheckEndpoint(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return notAllowed("malformed URL")
 	}
-	if u.Scheme == "http" {
+	switch {
+	case u.Scheme == "http":
 		if err := g.checkPlainHost(ctx, u.Hostname()); err != nil {
 			return err
 		}
 		secure := *u
 		secure.Scheme = "https"
 		u = &secure
+	case u.Scheme != "https":
+		return notAllowed(g.schemeRule())
 	}
 	return g.checkURL(ctx, u)
+}
+
+// schemeRule is the refusal of a scheme an endpoint may not use, true to
+// the deployment: where it allows private ranges, plain http to them is
+// accepted too.
+func (g Guard) schemeRule() string {
+	if len(g.AllowPrefixes) > 0 {
+		return "only https URLs are accepted, or http to an address this deployment allows"
+	}
+	return "only https URLs are accepted"
 }
 
 // checkPlainHost accepts a plain-http host only when every address it names
@@ -43,7 +56,7 @@ func (g Guard) checkPlainHost(ctx context.Context, host string) error {
 	}
 	for _, a := range addrs {
 		if !g.allowed(a) {
-			return notAllowed("only https URLs are accepted")
+			return notAllowed(g.schemeRule())
 		}
 	}
 	return nil
@@ -97,7 +110,7 @@ func (g Guard) allowedOnly(network, address string, _ syscall.RawConn) error {
 		return notAllowed("invalid address")
 	}
 	if !g.allowed(ap.Addr()) {
-		return notAllowed("only https URLs are accepted")
+		return notAllowed(g.schemeRule())
 	}
 	return nil
 }

@@ -43,6 +43,26 @@ func TestCheckEndpoint(t *testing.T) {
 	}
 }
 
+// A refusal of the scheme says what the deployment accepts: https only,
+// or also plain http to the ranges it allows.
+func TestCheckEndpointSchemeRefusalIsTrue(t *testing.T) {
+	for _, tt := range []struct {
+		guard Guard
+		url   string
+		want  string
+	}{
+		{Guard{Resolver: testResolver()}, "http://example.com/hooks", "only https URLs are accepted"},
+		{Guard{Resolver: testResolver()}, "ftp://example.com/hooks", "only https URLs are accepted"},
+		{Guard{AllowPrefixes: loopback, Resolver: testResolver()}, "http://example.com/hooks", "only https URLs are accepted, or http to an address this deployment allows"},
+		{Guard{AllowPrefixes: loopback, Resolver: testResolver()}, "ftp://127.0.0.1/hooks", "only https URLs are accepted, or http to an address this deployment allows"},
+	} {
+		var gerr *Error
+		if err := tt.guard.CheckEndpoint(context.Background(), tt.url); !errors.As(err, &gerr) || gerr.Reason != tt.want {
+			t.Errorf("CheckEndpoint(%s) = %v, want the reason %q", tt.url, err, tt.want)
+		}
+	}
+}
+
 // The client dials through the guard: a name that passed the check and is
 // then rebound to loopback is refused at connect time, and plain http
 // reaches only the allowed ranges.
