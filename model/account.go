@@ -23,7 +23,11 @@ type Account struct {
 	// DefaultEmailAfter and DefaultSMSAfter are the owner's notification
 	// preferences: what the console's job forms ask for unless changed.
 	// DefaultSMSAfter is only on while the phone is verified.
-	DefaultEmailAfter bool      `bun:"default_email_after"`
-	DefaultSMSAfter   bool      `bun:"default_sms_after"`
-	CreatedAt         time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	DefaultEmailAfter bool `bun:"default_email_after"`
+	DefaultSMSAfter   bool `bun:"default_sms_after"`
+	// SMSQuietStart and SMSQuietEnd ("HH:MM") are the quiet hours its sends
+	// keep unless a send says otherwise; nil: none.
+	SMSQuietStart *string   `bun:"sms_quiet_start"`
+	SMSQuietEnd   *string   `bun:"sms_quiet_end"`
+	CreatedAt     time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }
