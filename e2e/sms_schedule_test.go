@@ -283,7 +283,7 @@ func TestSMSCancelBeforeAndDuringSending(t *testing.T) {
 
 // Quiet hours in each recipient's own time zone, with a one-minute window
 // around New York's current time: the New York recipient waits until the
-// window ends there, the one in Jerusalem (outside it) goes at once. The
+// window ends there, the one in Los Angeles (3 hours behind, outside it) goes at once. The
 // account's default applies unless a send says null; a waiting single
 // message can be canceled.
 func TestSMSQuietHoursShortWindow(t *testing.T) {
@@ -303,7 +303,7 @@ func TestSMSQuietHoursShortWindow(t *testing.T) {
 	ends := local.Truncate(time.Minute).Add(time.Minute).UTC()
 
 	var accepted struct{ JobID int64 }
-	p.sendSMSWith(a, map[string]any{"quietHours": window}, recipient{Phone: "+12025550401"}, recipient{Phone: "+972501234567"}).
+	p.sendSMSWith(a, map[string]any{"quietHours": window}, recipient{Phone: "+12025550401"}, recipient{Phone: "+14155550401"}).
 		want(t, 202, "").decode(t, &accepted)
 	b := p.waitScheduledBatch(a, accepted.JobID, 10*time.Second, func(b scheduledBatch) bool {
 		return b.WaitingCount == 1 && b.SentCount == 1
@@ -314,7 +314,7 @@ func TestSMSQuietHoursShortWindow(t *testing.T) {
 	if b.WaitingUntil == nil || !b.WaitingUntil.Equal(ends) || b.Recipients[0].Status != "waiting" || b.QuietHours == nil {
 		t.Fatalf("batch inside New York's window: %+v", b)
 	}
-	if carried := p.carried(a.From); carried["+12025550401"] != 0 || carried["+972501234567"] != 1 {
+	if carried := p.carried(a.From); carried["+12025550401"] != 0 || carried["+14155550401"] != 1 {
 		t.Fatalf("carrier during the window: %v", carried)
 	}
 	b = p.waitScheduledBatch(a, accepted.JobID, 90*time.Second, func(b scheduledBatch) bool { return b.SentCount == 2 })
