@@ -321,6 +321,7 @@ func TestSMSQuietHoursShortWindow(t *testing.T) {
 	if b.Status != "completed" || b.WaitingCount != 0 {
 		t.Fatalf("batch after the window: %+v", b)
 	}
+	p.waitWorkflowEnd(workflows.SMSBatchWorkflowID(accepted.JobID))
 	m, err := storage.SMS{DB: p.db}.Message(context.Background(), b.Recipients[0].ID)
 	if err != nil || m.SentAt == nil || m.SentAt.Before(ends) {
 		t.Fatalf("the New York message went at %v, before its window ended at %s (%v)", m.SentAt, ends, err)
