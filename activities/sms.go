@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -256,11 +257,12 @@ func (a *SMS) Start(ctx context.Context, in workflows.SMSStartInput) (workflows.
 // hold for good.
 const QuietHoursNeverOpen = "QUIET_HOURS_NEVER_OPEN"
 
-// plan decides each starting message's fate (see Start).
+// plan decides each starting message's fate (see Start). Numbers share
+// few zone sets, so each set's opening is computed once.
 func (a *SMS) plan(u model.SMSUsage, ms []model.SMSStarting, at time.Time, quiet *sms.QuietHours) []model.SMSStart {
 	out := make([]model.SMSStart, len(ms))
 	fits := a.quota(u)
-	zones := map[string][]*time.Location{}
+	opening := map[string]*time.Time{} // by zone set; nil: never outside the window
 	for i, m := range ms {
 		out[i] = model.SMSStart{ID: m.ID, Status: sms.Queued}
 		if m.Scheduled {
@@ -272,23 +274,39 @@ func (a *SMS) plan(u model.SMSUsage, ms []model.SMSStarting, at time.Time, quiet
 		if quiet == nil {
 			continue
 		}
-		zs, ok := zones[m.ToPhone]
-		if !ok {
-			zs, _ = sms.TimeZones(m.ToPhone)
-			zones[m.ToPhone] = zs
+		names, _ := sms.TimeZoneNames(m.ToPhone)
+		key := strings.Join(names, " ")
+		notBefore, known := opening[key]
+		if !known {
+			notBefore = quietOpening(*quiet, at, names)
+			opening[key] = notBefore
 		}
-		notBefore, err := quiet.NotBefore(at, zs)
-		if len(zs) == 0 || err != nil {
+		switch {
+		case notBefore == nil:
 			out[i].Status, out[i].ErrorCode = sms.Failed, QuietHoursNeverOpen
 			out[i].ErrorMessage = "The number's time zones share no time outside the quiet hours; it was not sent."
-			continue
-		}
-		if !notBefore.IsZero() {
-			t := notBefore.UTC()
-			out[i].Status, out[i].NotBefore = sms.Waiting, &t
+		case !notBefore.IsZero():
+			out[i].Status, out[i].NotBefore = sms.Waiting, notBefore
 		}
 	}
 	return out
+}
+
+// quietOpening is when the quiet hours let a message to the zones go:
+// zero now, nil never (or zones unknown).
+func quietOpening(q sms.QuietHours, at time.Time, names []string) *time.Time {
+	zones, err := sms.LoadZones(names)
+	if err != nil || len(zones) == 0 {
+		return nil
+	}
+	t, err := q.NotBefore(at, zones)
+	if err != nil {
+		return nil
+	}
+	if !t.IsZero() {
+		t = t.UTC()
+	}
+	return &t
 }
 
 // quota returns a check that counts one more message to a country against

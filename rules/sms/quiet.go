@@ -112,31 +112,39 @@ func (q QuietHours) outsideAll(t time.Time, zones []*time.Location) bool {
 	return true
 }
 
-// ErrUnknownZone is TimeZones' answer for a number libphonenumber places in
-// no time zone.
+// ErrUnknownZone is TimeZoneNames' answer for a number libphonenumber places
+// in no time zone.
 var ErrUnknownZone = errors.New("sms: the number's time zone is unknown")
 
-// TimeZones are the IANA zones libphonenumber assigns to an E.164 number
+// TimeZoneNames are the IANA zones libphonenumber assigns to an E.164 number
 // (one for most numbers; several for a number whose prefix spans zones,
-// e.g. every North American zone for +1 800).
-func TimeZones(e164 string) ([]*time.Location, error) {
+// e.g. every North American zone for +1 800), in its order.
+func TimeZoneNames(e164 string) ([]string, error) {
 	names, err := phonenumbers.GetTimezonesForPrefix(e164)
 	if err != nil {
 		return nil, fmt.Errorf("sms: time zones of the number: %w", err)
 	}
-	out := make([]*time.Location, 0, len(names))
+	out := make([]string, 0, len(names))
 	for _, n := range names {
-		if n == phonenumbers.UNKNOWN_TIMEZONE {
-			continue
+		if n != phonenumbers.UNKNOWN_TIMEZONE {
+			out = append(out, n)
 		}
+	}
+	if len(out) == 0 {
+		return nil, ErrUnknownZone
+	}
+	return out, nil
+}
+
+// LoadZones loads named IANA zones.
+func LoadZones(names []string) ([]*time.Location, error) {
+	out := make([]*time.Location, len(names))
+	for i, n := range names {
 		loc, err := time.LoadLocation(n)
 		if err != nil {
 			return nil, fmt.Errorf("sms: time zone %s: %w", n, err)
 		}
-		out = append(out, loc)
-	}
-	if len(out) == 0 {
-		return nil, ErrUnknownZone
+		out[i] = loc
 	}
 	return out, nil
 }

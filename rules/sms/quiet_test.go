@@ -95,7 +95,11 @@ func TestQuietHoursNotBefore(t *testing.T) {
 }
 
 func TestQuietHoursNeverOutside(t *testing.T) {
-	zones, err := TimeZones("+18005550100")
+	names, err := TimeZoneNames("+18005550100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zones, err := LoadZones(names)
 	if err != nil || len(zones) < 10 {
 		t.Fatalf("zones of +1 800: %d %v", len(zones), err)
 	}
@@ -123,13 +127,9 @@ func TestTimeZones(t *testing.T) {
 		{"+447911123456", []string{"Europe/Guernsey", "Europe/Isle_of_Man", "Europe/London"}},
 	}
 	for _, tt := range tests {
-		zones, err := TimeZones(tt.phone)
+		names, err := TimeZoneNames(tt.phone)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.phone, err)
-		}
-		var names []string
-		for _, z := range zones {
-			names = append(names, z.String())
 		}
 		if len(names) != len(tt.want) {
 			t.Fatalf("%s: %v, want %v", tt.phone, names, tt.want)
@@ -139,6 +139,16 @@ func TestTimeZones(t *testing.T) {
 				t.Fatalf("%s: %v, want %v", tt.phone, names, tt.want)
 			}
 		}
+	}
+}
+
+func TestLoadZones(t *testing.T) {
+	zones, err := LoadZones([]string{"Asia/Jerusalem", "Pacific/Guam"})
+	if err != nil || len(zones) != 2 || zones[1].String() != "Pacific/Guam" {
+		t.Fatalf("%v %v", zones, err)
+	}
+	if _, err := LoadZones([]string{"Mars/Olympus_Mons"}); err == nil {
+		t.Fatal("an unknown zone loaded")
 	}
 }
 
