@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"parley/model"
+	"parley/platform/problem"
 	"parley/provider/twilio"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
@@ -37,7 +39,10 @@ type SMSStore interface {
 	Accept(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error
 	Fail(ctx context.Context, id int64, code, message string) error
 	ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error)
-	BatchMessageIDs(ctx context.Context, batchID int64, offset, limit int) ([]int64, error)
+	BatchMessageIDs(ctx context.Context, batchID int64, round time.Time, offset, limit int) ([]int64, error)
+	StartSend(ctx context.Context, batchID, messageID int64, at time.Time,
+		plan func(model.SMSUsage, []model.SMSStarting) ([]model.SMSStart, error)) ([]model.SMSRound, error)
+	ReleaseWaiting(ctx context.Context, batchID, messageID int64, at time.Time) error
 	StartBatch(ctx context.Context, id int64) error
 	ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error)
 	BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error)
@@ -54,6 +59,9 @@ type SMS struct {
 	// account's webhooks.
 	Events *Events
 	Now    func() time.Time
+	// Quotas are the platform's daily quotas (as messaging.Config's): a
+	// scheduled send is counted against them when it starts.
+	Quotas map[string]int
 }
 
 // findSentMargin reaches back before an earlier attempt began, for clocks of
@@ -217,7 +225,115 @@ func (a *SMS) Fail(ctx context.Context, in workflows.SMSFailInput) (err error) {
 
 // PartMessages lists the messages of one part of a batch.
 func (a *SMS) PartMessages(ctx context.Context, in workflows.SMSBatchPartInput) ([]int64, error) {
-	return a.Store.BatchMessageIDs(ctx, in.BatchID, in.Offset, in.Limit)
+	return a.Store.BatchMessageIDs(ctx, in.BatchID, in.Round, in.Offset, in.Limit)
+}
+
+// Start starts a batch's or a single message's send at in.At (the
+// workflow's time) and returns its rounds. A scheduled send's recipients
+// are counted in the daily quota of that day, in recipient order: one that
+// no longer fits ends failed with SMS_DAILY_QUOTA_EXCEEDED, its reservation
+// released. With quiet hours, a recipient inside them in any of its
+// number's time zones waits until they end in all; one whose zones never
+// agree (or are unknown) ends failed with QUIET_HOURS_NEVER_OPEN.
+func (a *SMS) Start(ctx context.Context, in workflows.SMSStartInput) (workflows.SMSStartResult, error) {
+	var plan func(model.SMSUsage, []model.SMSStarting) ([]model.SMSStart, error)
+	if in.Scheduled || in.QuietHours != nil {
+		plan = func(u model.SMSUsage, ms []model.SMSStarting) ([]model.SMSStart, error) {
+			return a.plan(u, ms, in.At, in.QuietHours), nil
+		}
+	}
+	rounds, err := a.Store.StartSend(ctx, in.BatchID, in.MessageID, in.At, plan)
+	if err != nil {
+		return workflows.SMSStartResult{}, err
+	}
+	out := workflows.SMSStartResult{Rounds: make([]workflows.SMSRound, len(rounds))}
+	for i, r := range rounds {
+		out.Rounds[i] = workflows.SMSRound{At: r.At, Recipients: r.Recipients}
+	}
+	return out, nil
+}
+
+// QuietHoursNeverOpen is the error code of a recipient that quiet hours
+// hold for good.
+const QuietHoursNeverOpen = "QUIET_HOURS_NEVER_OPEN"
+
+// plan decides each starting message's fate (see Start). Numbers share
+// few zone sets, so each set's opening is computed once.
+func (a *SMS) plan(u model.SMSUsage, ms []model.SMSStarting, at time.Time, quiet *sms.QuietHours) []model.SMSStart {
+	out := make([]model.SMSStart, len(ms))
+	fits := a.quota(u)
+	opening := map[string]*time.Time{} // by zone set; nil: never outside the window
+	for i, m := range ms {
+		out[i] = model.SMSStart{ID: m.ID, Status: sms.Queued}
+		if m.Scheduled {
+			if refusal := fits(m.Country); refusal != "" {
+				out[i].Status, out[i].ErrorCode, out[i].ErrorMessage = sms.Failed, problem.SMSDailyQuotaExceeded, refusal
+				continue
+			}
+		}
+		if quiet == nil {
+			continue
+		}
+		names, _ := sms.TimeZoneNames(m.ToPhone)
+		key := strings.Join(names, " ")
+		notBefore, known := opening[key]
+		if !known {
+			notBefore = quietOpening(*quiet, at, names)
+			opening[key] = notBefore
+		}
+		switch {
+		case notBefore == nil:
+			out[i].Status, out[i].ErrorCode = sms.Failed, QuietHoursNeverOpen
+			out[i].ErrorMessage = "The number's time zones share no time outside the quiet hours; it was not sent."
+		case !notBefore.IsZero():
+			out[i].Status, out[i].NotBefore = sms.Waiting, notBefore
+		}
+	}
+	return out
+}
+
+// quietOpening is when the quiet hours let a message to the zones go:
+// zero now, nil never (or zones unknown).
+func quietOpening(q sms.QuietHours, at time.Time, names []string) *time.Time {
+	zones, err := sms.LoadZones(names)
+	if err != nil || len(zones) == 0 {
+		return nil
+	}
+	t, err := q.NotBefore(at, zones)
+	if err != nil {
+		return nil
+	}
+	if !t.IsZero() {
+		t = t.UTC()
+	}
+	return &t
+}
+
+// quota returns a check that counts one more message to a country against
+// the account's daily quota, answering why it does not fit ("" if it does).
+func (a *SMS) quota(u model.SMSUsage) func(country string) string {
+	used := map[string]int{}
+	for c, n := range u.SentToday {
+		used[c] += n
+		used[sms.QuotaFree] += n
+	}
+	return func(country string) string {
+		key := country
+		if !u.Account.Paid {
+			key = sms.QuotaFree
+		}
+		limit := sms.DailyLimit(a.Quotas, u.Quotas, key)
+		if used[key]+1 > limit {
+			return fmt.Sprintf("The daily SMS quota (%d) was used up when the scheduled send started; this recipient was not sent.", limit)
+		}
+		used[key]++
+		return ""
+	}
+}
+
+// ReleaseWaiting queues the recipients whose quiet hours have ended.
+func (a *SMS) ReleaseWaiting(ctx context.Context, in workflows.SMSReleaseInput) error {
+	return a.Store.ReleaseWaiting(ctx, in.BatchID, in.MessageID, in.At)
 }
 
 // StartBatch moves a batch to processing.

@@ -66,7 +66,7 @@ var schemaResource = func() map[string]string {
 			"ConversationReadyEvent"},
 		"notifications":     {"PushSubscription"},
 		"push subscription": {"PushSubscriptionRequest"},
-		"sms": {"SMSEncoding", "SMSStatus", "SMSRecipient", "SendSMSRequest", "SMSMessageSent", "SMSBatchAccepted",
+		"sms": {"SMSEncoding", "SMSStatus", "SMSRecipient", "SendSMSRequest", "SMSQuietHours", "SMSMessageSent", "SMSBatchAccepted",
 			"SMSSendResult", "SMSRecipientRow", "SMSBatchJob", "SMSThread", "SMSMessage", "SMSThreadPage",
 			"UpdateSMSThreadRequest", "ReplySMSThreadRequest"},
 	} {

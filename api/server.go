@@ -146,6 +146,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodPut, path: "/subtitles/:id/transcript", scope: apikey.SubtitlesWrite, handler: s.putTranscript(jobspec.Subtitles)},
 		{method: http.MethodPost, path: "/sms", scope: apikey.SMSSend, handler: s.sendSMS},
 		{method: http.MethodGet, path: "/sms/jobs/:id", scope: apikey.SMSRead, handler: s.getSMSBatch},
+		{method: http.MethodPost, path: "/sms/jobs/:id/cancel", scope: apikey.SMSSend, handler: s.cancelSMSBatch},
+		{method: http.MethodPost, path: "/sms/messages/:id/cancel", scope: apikey.SMSSend, handler: s.cancelSMSMessage},
 		{method: http.MethodGet, path: "/sms/threads", scope: apikey.SMSRead, handler: s.listThreads},
 		{method: http.MethodGet, path: "/sms/threads/:id", scope: apikey.SMSRead, handler: s.getThread},
 		{method: http.MethodPatch, path: "/sms/threads/:id", scope: apikey.SMSRead, handler: s.patchThread},

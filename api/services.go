@@ -20,6 +20,8 @@ type SMSService interface {
 	Configured() bool
 	Send(ctx context.Context, req messaging.SendRequest) (messaging.SendResult, error)
 	Batch(ctx context.Context, accountID string, id int64) (messaging.BatchView, error)
+	CancelBatch(ctx context.Context, accountID string, id int64) (messaging.BatchView, error)
+	CancelMessage(ctx context.Context, accountID string, id int64) (messaging.SentView, error)
 	Threads(ctx context.Context, accountID string, f model.ThreadFilter) ([]messaging.ThreadView, error)
 	Thread(ctx context.Context, accountID string, id, before int64, limit int) (messaging.Conversation, error)
 	UpdateThread(ctx context.Context, accountID string, id int64, u messaging.ThreadUpdate) (messaging.ThreadView, error)

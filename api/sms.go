@@ -1,8 +1,11 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -20,6 +23,47 @@ type sendSMSRequest struct {
 	From       string                `json:"from"`
 	Body       string                `json:"body"`
 	Recipients []smsRecipientRequest `json:"recipients"`
+	SendAt     *string               `json:"sendAt"`
+	// QuietHours is raw: absent keeps the account's default, null turns it
+	// off, an object sets the send's own.
+	QuietHours json.RawMessage `json:"quietHours"`
+}
+
+type quietHoursRequest struct {
+	Start *string `json:"start"`
+	End   *string `json:"end"`
+}
+
+// schedule reads sendAt (RFC 3339) and quietHours of a send.
+func (b sendSMSRequest) schedule(req *messaging.SendRequest) error {
+	if b.SendAt != nil {
+		at, err := time.Parse(time.RFC3339, *b.SendAt)
+		if err != nil {
+			return problem.Invalid("sendAt", "must be an RFC 3339 date-time, e.g. 2026-12-24T18:00:00Z")
+		}
+		req.SendAt = &at
+	}
+	if b.QuietHours == nil {
+		return nil
+	}
+	if string(b.QuietHours) == "null" {
+		req.QuietHours = &messaging.QuietHoursChoice{Off: true}
+		return nil
+	}
+	var q quietHoursRequest
+	dec := json.NewDecoder(bytes.NewReader(b.QuietHours))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		return problem.Invalid("quietHours", `must be null or an object { "start": "HH:MM", "end": "HH:MM" }`)
+	}
+	if q.Start == nil {
+		return problem.Invalid("quietHours.start", "is required")
+	}
+	if q.End == nil {
+		return problem.Invalid("quietHours.end", "is required")
+	}
+	req.QuietHours = &messaging.QuietHoursChoice{Start: *q.Start, End: *q.End}
+	return nil
 }
 
 // smsTarget is the SMS service and the resource id of the path, for the
@@ -68,6 +112,10 @@ func (s *Server) sendSMS(c *gin.Context) {
 	for i, r := range body.Recipients {
 		req.Recipients[i] = messaging.Recipient{Phone: r.Phone, Variables: r.Variables}
 	}
+	if err := body.schedule(&req); err != nil {
+		s.fail(c, err)
+		return
+	}
 	res, err := svc.Send(c.Request.Context(), req)
 	if err != nil {
 		s.fail(c, err)
@@ -81,7 +129,8 @@ func (s *Server) sendSMS(c *gin.Context) {
 }
 
 // respondSent answers a single send: 200 once the carrier answered, 202
-// with the message still queued when it had not within the wait.
+// with the message still queued, scheduled or waiting when it had not
+// within the wait.
 func respondSent(c *gin.Context, sent messaging.Sent) {
 	status := http.StatusOK
 	if !sent.Answered {
@@ -103,4 +152,37 @@ func (s *Server) getSMSBatch(c *gin.Context) {
 		return
 	}
 	respond(c, http.StatusOK, b)
+}
+
+// cancelSMSBatch is POST /sms/jobs/{id}/cancel.
+func (s *Server) cancelSMSBatch(c *gin.Context) {
+	svc, id, err := s.smsTarget(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	key, _ := keyFrom(c)
+	b, err := svc.CancelBatch(c.Request.Context(), key.AccountID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	respond(c, http.StatusOK, b)
+}
+
+// cancelSMSMessage is POST /sms/messages/{id}/cancel, for a message sent
+// without a batch.
+func (s *Server) cancelSMSMessage(c *gin.Context) {
+	svc, id, err := s.smsTarget(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	key, _ := keyFrom(c)
+	m, err := svc.CancelMessage(c.Request.Context(), key.AccountID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	respond(c, http.StatusOK, m)
 }

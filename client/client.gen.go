@@ -141,6 +141,7 @@ func (e DeletedDeleted) Valid() bool {
 
 // Defines values for ErrorCode.
 const (
+	BATCHALREADYCONCLUDED   ErrorCode = "BATCH_ALREADY_CONCLUDED"
 	BATCHTOOLARGE           ErrorCode = "BATCH_TOO_LARGE"
 	BODYTOOLONG             ErrorCode = "BODY_TOO_LONG"
 	BURNFAILED              ErrorCode = "BURN_FAILED"
@@ -189,6 +190,8 @@ const (
 // Valid indicates whether the value is a known member of the ErrorCode enum.
 func (e ErrorCode) Valid() bool {
 	switch e {
+	case BATCHALREADYCONCLUDED:
+		return true
 	case BATCHTOOLARGE:
 		return true
 	case BODYTOOLONG:
@@ -522,16 +525,20 @@ func (e RunningSMSBatchRowStatus) Valid() bool {
 
 // Defines values for SMSBatchJobStatus.
 const (
+	SMSBatchJobStatusCanceled   SMSBatchJobStatus = "canceled"
 	SMSBatchJobStatusCompleted  SMSBatchJobStatus = "completed"
 	SMSBatchJobStatusFailed     SMSBatchJobStatus = "failed"
 	SMSBatchJobStatusPartial    SMSBatchJobStatus = "partial"
 	SMSBatchJobStatusProcessing SMSBatchJobStatus = "processing"
 	SMSBatchJobStatusQueued     SMSBatchJobStatus = "queued"
+	SMSBatchJobStatusScheduled  SMSBatchJobStatus = "scheduled"
 )
 
 // Valid indicates whether the value is a known member of the SMSBatchJobStatus enum.
 func (e SMSBatchJobStatus) Valid() bool {
 	switch e {
+	case SMSBatchJobStatusCanceled:
+		return true
 	case SMSBatchJobStatusCompleted:
 		return true
 	case SMSBatchJobStatusFailed:
@@ -541,6 +548,8 @@ func (e SMSBatchJobStatus) Valid() bool {
 	case SMSBatchJobStatusProcessing:
 		return true
 	case SMSBatchJobStatusQueued:
+		return true
+	case SMSBatchJobStatusScheduled:
 		return true
 	default:
 		return false
@@ -585,18 +594,23 @@ func (e SMSMessageDirection) Valid() bool {
 
 // Defines values for SMSStatus.
 const (
+	SMSStatusCanceled    SMSStatus = "canceled"
 	SMSStatusDelivered   SMSStatus = "delivered"
 	SMSStatusFailed      SMSStatus = "failed"
 	SMSStatusQueued      SMSStatus = "queued"
 	SMSStatusReceived    SMSStatus = "received"
+	SMSStatusScheduled   SMSStatus = "scheduled"
 	SMSStatusSending     SMSStatus = "sending"
 	SMSStatusSent        SMSStatus = "sent"
 	SMSStatusUndelivered SMSStatus = "undelivered"
+	SMSStatusWaiting     SMSStatus = "waiting"
 )
 
 // Valid indicates whether the value is a known member of the SMSStatus enum.
 func (e SMSStatus) Valid() bool {
 	switch e {
+	case SMSStatusCanceled:
+		return true
 	case SMSStatusDelivered:
 		return true
 	case SMSStatusFailed:
@@ -605,11 +619,15 @@ func (e SMSStatus) Valid() bool {
 		return true
 	case SMSStatusReceived:
 		return true
+	case SMSStatusScheduled:
+		return true
 	case SMSStatusSending:
 		return true
 	case SMSStatusSent:
 		return true
 	case SMSStatusUndelivered:
+		return true
+	case SMSStatusWaiting:
 		return true
 	default:
 		return false
@@ -1327,6 +1345,36 @@ func (e GetSMSBatch200JSONResponseBodyOk) Valid() bool {
 	}
 }
 
+// Defines values for CancelSMSBatch200JSONResponseBodyOk.
+const (
+	CancelSMSBatch200JSONResponseBodyOkTrue CancelSMSBatch200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the CancelSMSBatch200JSONResponseBodyOk enum.
+func (e CancelSMSBatch200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case CancelSMSBatch200JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CancelSMSMessage200JSONResponseBodyOk.
+const (
+	CancelSMSMessage200JSONResponseBodyOkTrue CancelSMSMessage200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the CancelSMSMessage200JSONResponseBodyOk enum.
+func (e CancelSMSMessage200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case CancelSMSMessage200JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSMSThreads200JSONResponseBodyOk.
 const (
 	ListSMSThreads200JSONResponseBodyOkTrue ListSMSThreads200JSONResponseBodyOk = true
@@ -2018,6 +2066,7 @@ type Error struct {
 	// - COUNTRY_NOT_ENABLED (403): a destination country is not enabled for the account or has no price; details { country, recipientIndex, phone }.
 	// - SMS_DAILY_QUOTA_EXCEEDED (429): the send would pass the daily SMS quota; details { used, limit, requested, country } (country null for a free account's total).
 	// - SMS_NOT_CONFIGURED (503): no SMS carrier is configured on this deployment.
+	// - BATCH_ALREADY_CONCLUDED (409): Cancel of an SMS batch that has already concluded, or of a single message already handed to the carrier.
 	Code ErrorCode `json:"code"`
 
 	// Details Structured, client-safe data whose shape depends on the code. Schema ErrorDetails holds every field any code sends; Error's allOf holds each code that carries details to its own schema: INSUFFICIENT_SCOPE { required }, VALIDATION_ERROR { field, reason } (PUT srt adds cue, line), INVALID_SCOPE { scope, reason }, INVALID_EXPIRY, URL_NOT_ALLOWED and CONFLICT { reason }, UNSUPPORTED_MEDIA_TYPE { contentType, expected }, JOB_NOT_DONE { status }, VERSION_CONFLICT { currentVersion }, FILE_TOO_LARGE { maxMb }, PAYLOAD_TOO_LARGE { maxBytes }, INSUFFICIENT_BALANCE { requiredUsd, balanceUsd } (numbers), RATE_LIMITED { retryAfterSec }, TOO_MANY_JOBS { inFlight, limit, scope? }, SENDER_NOT_OWNED { from }, TEMPLATE_VARIABLE_MISSING { recipientIndex, phone, variable }, BODY_TOO_LONG { recipientIndex, length, max }, COUNTRY_NOT_ENABLED { country, recipientIndex, phone }, BATCH_TOO_LARGE { max }, SMS_DAILY_QUOTA_EXCEEDED { used, limit, requested, country }; SERVICE_UNAVAILABLE from GET /health: HealthUnhealthyDetails. Other codes carry none.
@@ -2075,6 +2124,7 @@ type Error struct {
 // - COUNTRY_NOT_ENABLED (403): a destination country is not enabled for the account or has no price; details { country, recipientIndex, phone }.
 // - SMS_DAILY_QUOTA_EXCEEDED (429): the send would pass the daily SMS quota; details { used, limit, requested, country } (country null for a free account's total).
 // - SMS_NOT_CONFIGURED (503): no SMS carrier is configured on this deployment.
+// - BATCH_ALREADY_CONCLUDED (409): Cancel of an SMS batch that has already concluded, or of a single message already handed to the carrier.
 type ErrorCode string
 
 // ErrorDetails Every field any error code's details carry (see Error.details for which code sends which); all optional here, each code's own schema (Error's allOf) says which it requires.
@@ -2364,31 +2414,55 @@ type SMSBatchAccepted struct {
 	// PerCountry Recipients per destination country.
 	PerCountry     map[string]int64 `json:"perCountry"`
 	RecipientCount int64            `json:"recipientCount"`
+
+	// SendAt When a scheduled batch starts; null: at once.
+	SendAt *time.Time `json:"sendAt"`
 }
 
 // SMSBatchJob defines model for SMSBatchJob.
 type SMSBatchJob struct {
-	// CompletedAt Set when every recipient has a send outcome.
+	// CanceledAt When a cancel was recorded.
+	CanceledAt *time.Time `json:"canceledAt"`
+
+	// CanceledCount Recipients canceled before they reached the carrier (not charged).
+	CanceledCount int64 `json:"canceledCount"`
+
+	// CompletedAt Set when every recipient has a send outcome (canceled counts as one).
 	CompletedAt *time.Time `json:"completedAt"`
 	CreatedAt   time.Time  `json:"createdAt"`
 
 	// FailedCount Recipients whose status is failed or undelivered.
-	FailedCount int64             `json:"failedCount"`
-	Id          int64             `json:"id"`
-	Recipients  []SMSRecipientRow `json:"recipients"`
+	FailedCount int64 `json:"failedCount"`
+	Id          int64 `json:"id"`
+
+	// NextSendAt The earliest notBefore of a scheduled or waiting recipient: when the next of them goes. Null when none is.
+	NextSendAt *time.Time `json:"nextSendAt"`
+
+	// QuietHours The quiet hours the batch keeps; null: none.
+	QuietHours *SMSQuietHours    `json:"quietHours"`
+	Recipients []SMSRecipientRow `json:"recipients"`
+
+	// SendAt When a scheduled batch starts; null: it started at once.
+	SendAt *time.Time `json:"sendAt"`
 
 	// SentCount Recipients whose status is sent or delivered.
 	SentCount int64      `json:"sentCount"`
 	StartedAt *time.Time `json:"startedAt"`
 
-	// Status completed: every recipient sent or delivered; partial: some failed or undelivered; failed: all. Recomputed when a delivery outcome arrives after completion.
+	// Status scheduled: waiting for sendAt; completed: every recipient not canceled was sent or delivered; partial: some failed or undelivered; failed: all that were not canceled; canceled: canceled before any recipient reached the carrier. Recomputed when a delivery outcome arrives after completion.
 	Status          SMSBatchJobStatus `json:"status"`
 	TotalCostUsd    float64           `json:"totalCostUsd"`
 	TotalPriceUsd   float64           `json:"totalPriceUsd"`
 	TotalRecipients int64             `json:"totalRecipients"`
+
+	// WaitingCount Recipients inside their quiet hours (status waiting).
+	WaitingCount int64 `json:"waitingCount"`
+
+	// WaitingUntil The latest notBefore of a waiting recipient: when the last of them goes. Null when none waits.
+	WaitingUntil *time.Time `json:"waitingUntil"`
 }
 
-// SMSBatchJobStatus completed: every recipient sent or delivered; partial: some failed or undelivered; failed: all. Recomputed when a delivery outcome arrives after completion.
+// SMSBatchJobStatus scheduled: waiting for sendAt; completed: every recipient not canceled was sent or delivered; partial: some failed or undelivered; failed: all that were not canceled; canceled: canceled before any recipient reached the carrier. Recomputed when a delivery outcome arrives after completion.
 type SMSBatchJobStatus string
 
 // SMSEncoding gsm7 when every character is in the GSM 03.38 default alphabet or its extension table (extension characters ^ { } \ [ ] ~ | € and form feed count two septets); otherwise ucs2 (UTF-16 code units, a character outside the BMP counts two). Hebrew and Arabic are always ucs2.
@@ -2419,7 +2493,7 @@ type SMSMessage struct {
 	// SentAt When the carrier accepted an outbound message; null for inbound ones.
 	SentAt *time.Time `json:"sentAt"`
 
-	// Status Outbound: queued -> sending -> sent -> delivered | undelivered | failed; inbound: received. Statuses only move forward: a late or repeated carrier callback never moves a message back.
+	// Status Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead; inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
 	Status   SMSStatus `json:"status"`
 	ThreadId int64     `json:"threadId"`
 	To       string    `json:"to"`
@@ -2440,16 +2514,19 @@ type SMSMessageSent struct {
 	// Encoding gsm7 when every character is in the GSM 03.38 default alphabet or its extension table (extension characters ^ { } \ [ ] ~ | € and form feed count two septets); otherwise ucs2 (UTF-16 code units, a character outside the BMP counts two). Hebrew and Arabic are always ucs2.
 	Encoding SMSEncoding `json:"encoding"`
 
-	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211 invalid number, 30003 unreachable handset), or CARRIER_UNAVAILABLE; 20404 when the carrier no longer has a message it accepted (deleted by the carrier account's owner): settled undelivered, its charge stands.
+	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211 invalid number, 30003 unreachable handset), or CARRIER_UNAVAILABLE; 20404 when the carrier no longer has a message it accepted (deleted by the carrier account's owner): settled undelivered, its charge stands. SMS_DAILY_QUOTA_EXCEEDED when a scheduled send started past the daily quota; QUIET_HOURS_NEVER_OPEN when the number's time zones share no hour outside the quiet hours.
 	ErrorCode    *string `json:"errorCode"`
 	ErrorMessage *string `json:"errorMessage"`
 	MessageId    int64   `json:"messageId"`
+
+	// NotBefore While scheduled: when the send starts; while waiting: when the recipient's quiet hours end (in every zone of the number). Null otherwise.
+	NotBefore *time.Time `json:"notBefore"`
 
 	// PriceUsd What the account was charged (segments x the country's price); 0 until the carrier accepted it and for a refused message.
 	PriceUsd float64 `json:"priceUsd"`
 	Segments int64   `json:"segments"`
 
-	// Status Outbound: queued -> sending -> sent -> delivered | undelivered | failed; inbound: received. Statuses only move forward: a late or repeated carrier callback never moves a message back.
+	// Status Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead; inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
 	Status SMSStatus `json:"status"`
 
 	// ThreadId The thread of (from, to), created on first use.
@@ -2458,6 +2535,15 @@ type SMSMessageSent struct {
 
 	// UpstreamMessageId The carrier's message id, once accepted.
 	UpstreamMessageId *string `json:"upstreamMessageId"`
+}
+
+// SMSQuietHours A daily window in each recipient's local time (from the number's time zones) in which nothing is sent to them.
+type SMSQuietHours struct {
+	// End "HH:MM" (24 h), excluded; differs from start. A window whose start is after its end crosses midnight.
+	End string `json:"end"`
+
+	// Start "HH:MM" (24 h), included.
+	Start string `json:"start"`
 }
 
 // SMSRecipient defines model for SMSRecipient.
@@ -2479,18 +2565,21 @@ type SMSRecipientRow struct {
 	// Encoding gsm7 when every character is in the GSM 03.38 default alphabet or its extension table (extension characters ^ { } \ [ ] ~ | € and form feed count two septets); otherwise ucs2 (UTF-16 code units, a character outside the BMP counts two). Hebrew and Arabic are always ucs2.
 	Encoding SMSEncoding `json:"encoding"`
 
-	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211, 30003), or CARRIER_UNAVAILABLE; 20404 when the carrier no longer has a message it accepted: settled undelivered, its charge stands.
+	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211, 30003), or CARRIER_UNAVAILABLE; 20404 when the carrier no longer has a message it accepted: settled undelivered, its charge stands. SMS_DAILY_QUOTA_EXCEEDED when a scheduled batch started past the daily quota; QUIET_HOURS_NEVER_OPEN when the number's time zones share no hour outside the quiet hours.
 	ErrorCode    *string `json:"errorCode"`
 	ErrorMessage *string `json:"errorMessage"`
 
 	// Id The message id.
 	Id int64 `json:"id"`
 
+	// NotBefore While scheduled: when the send starts; while waiting: when the recipient's quiet hours end (in every zone of the number). Null otherwise.
+	NotBefore *time.Time `json:"notBefore"`
+
 	// PriceUsd Charged once when the carrier accepts the message; 0 before and for a refused message.
 	PriceUsd float64 `json:"priceUsd"`
 	Segments int64   `json:"segments"`
 
-	// Status Outbound: queued -> sending -> sent -> delivered | undelivered | failed; inbound: received. Statuses only move forward: a late or repeated carrier callback never moves a message back.
+	// Status Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead; inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
 	Status SMSStatus `json:"status"`
 	To     string    `json:"to"`
 }
@@ -2500,7 +2589,7 @@ type SMSSendResult struct {
 	union json.RawMessage
 }
 
-// SMSStatus Outbound: queued -> sending -> sent -> delivered | undelivered | failed; inbound: received. Statuses only move forward: a late or repeated carrier callback never moves a message back.
+// SMSStatus Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead; inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
 type SMSStatus string
 
 // SMSThread defines model for SMSThread.
@@ -2550,8 +2639,14 @@ type SendSMSRequest struct {
 	// From One of the account's owned numbers (E.164); otherwise 400 SENDER_NOT_OWNED.
 	From string `json:"from"`
 
+	// QuietHours Quiet hours for this send, in each recipient's local time: a recipient inside them is `waiting` until they end in every time zone of the number, then sent. Absent: the account's default (none unless set); null: none for this send. A malformed window is 400 VALIDATION_ERROR on quietHours.start or quietHours.end.
+	QuietHours *SMSQuietHours `json:"quietHours,omitempty"`
+
 	// Recipients 1 to 10,000 recipients; duplicates are sent once each as listed.
 	Recipients []SMSRecipient `json:"recipients"`
+
+	// SendAt Schedules the send (RFC 3339): from 1 minute to 90 days ahead, else 400 VALIDATION_ERROR on sendAt. The batch (or the single message) is `scheduled` until then and the answer is 202 for one recipient too; the price is reserved now, the daily quota counted when it starts (a recipient past the quota then ends failed with SMS_DAILY_QUOTA_EXCEEDED, its reservation released).
+	SendAt *time.Time `json:"sendAt,omitempty"`
 }
 
 // Style Caption style. Every key is optional; absent keys use defaults resolved per video. Unknown keys or bad values are 400 VALIDATION_ERROR (field style.<key>). The job echoes only the keys given.
@@ -3366,6 +3461,30 @@ type GetSMSBatchParams struct {
 
 // GetSMSBatch200JSONResponseBodyOk defines parameters for GetSMSBatch.
 type GetSMSBatch200JSONResponseBodyOk bool
+
+// CancelSMSBatchParams defines parameters for CancelSMSBatch.
+type CancelSMSBatchParams struct {
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// CancelSMSBatch200JSONResponseBodyOk defines parameters for CancelSMSBatch.
+type CancelSMSBatch200JSONResponseBodyOk bool
+
+// CancelSMSMessageParams defines parameters for CancelSMSMessage.
+type CancelSMSMessageParams struct {
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// CancelSMSMessage200JSONResponseBodyOk defines parameters for CancelSMSMessage.
+type CancelSMSMessage200JSONResponseBodyOk bool
 
 // ListSMSThreadsParams defines parameters for ListSMSThreads.
 type ListSMSThreadsParams struct {
@@ -4359,13 +4478,17 @@ type ClientInterface interface {
 	//
 	// Required scope: `sms:send`.
 	//
-	// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
+	// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), sendAt and quietHours (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
 	//
 	// One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 	//
 	// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 	//
 	// Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
+	//
+	// Scheduling: with `sendAt` the send is admitted now (price reserved, quota checked against sendAt's UTC day) and waits on a durable workflow timer: status `scheduled`, 202 for one recipient too (with the message's id). When it starts the daily quota is counted again.
+	//
+	// Quiet hours (`quietHours`, or the account's default): a recipient inside the window in any time zone of the number is `waiting` with `notBefore`, and goes out when the window ends in all of them; the others go at once. A batch or single message not yet handed to the carrier can be canceled (POST /sms/jobs/{id}/cancel, POST /sms/messages/{id}/cancel).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4376,13 +4499,17 @@ type ClientInterface interface {
 	//
 	// Required scope: `sms:send`.
 	//
-	// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
+	// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), sendAt and quietHours (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
 	//
 	// One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 	//
 	// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 	//
 	// Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
+	//
+	// Scheduling: with `sendAt` the send is admitted now (price reserved, quota checked against sendAt's UTC day) and waits on a durable workflow timer: status `scheduled`, 202 for one recipient too (with the message's id). When it starts the daily quota is counted again.
+	//
+	// Quiet hours (`quietHours`, or the account's default): a recipient inside the window in any time zone of the number is `waiting` with `notBefore`, and goes out when the window ends in all of them; the others go at once. A batch or single message not yet handed to the carrier can be canceled (POST /sms/jobs/{id}/cancel, POST /sms/messages/{id}/cancel).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4397,6 +4524,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/sms/jobs/{id} (the `GetSMSBatch` operationId).
 	GetSMSBatch(ctx context.Context, id int64, params *GetSMSBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelSMSBatch Cancel an SMS batch
+	//
+	// Required scope: `sms:send`.
+	//
+	// Every recipient not yet handed to the carrier (scheduled, waiting, or queued and never attempted) ends `canceled`: not charged, its reservation released. The cancel is recorded before the answer, and a send that begins after it never reaches the carrier; messages already handed over stay charged. The batch concludes `canceled` when nothing was sent, else by its usual rule over the recipients not canceled. Works while it is scheduled, while recipients wait for their quiet hours, and while it sends. Answers the batch as GET /sms/jobs/{id} shows it.
+	//
+	// Corresponds with POST /api/v1/sms/jobs/{id}/cancel (the `CancelSMSBatch` operationId).
+	CancelSMSBatch(ctx context.Context, id int64, params *CancelSMSBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelSMSMessage Cancel a single SMS message
+	//
+	// Required scope: `sms:send`.
+	//
+	// Cancels a message sent to one recipient (without a batch) that the carrier has not been handed yet: scheduled, waiting, or queued and never attempted. It ends `canceled`, not charged. Answers the message as POST /sms showed it.
+	//
+	// Corresponds with POST /api/v1/sms/messages/{id}/cancel (the `CancelSMSMessage` operationId).
+	CancelSMSMessage(ctx context.Context, id int64, params *CancelSMSMessageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSMSThreads List SMS conversation threads
 	//
@@ -5088,13 +5233,17 @@ func (c *Client) GetProfile(ctx context.Context, params *GetProfileParams, reqEd
 //
 // Required scope: `sms:send`.
 //
-// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
+// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), sendAt and quietHours (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
 //
 // One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 //
 // More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 //
 // Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
+//
+// Scheduling: with `sendAt` the send is admitted now (price reserved, quota checked against sendAt's UTC day) and waits on a durable workflow timer: status `scheduled`, 202 for one recipient too (with the message's id). When it starts the daily quota is counted again.
+//
+// Quiet hours (`quietHours`, or the account's default): a recipient inside the window in any time zone of the number is `waiting` with `notBefore`, and goes out when the window ends in all of them; the others go at once. A batch or single message not yet handed to the carrier can be canceled (POST /sms/jobs/{id}/cancel, POST /sms/messages/{id}/cancel).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5115,13 +5264,17 @@ func (c *Client) SendSMSWithBody(ctx context.Context, params *SendSMSParams, con
 //
 // Required scope: `sms:send`.
 //
-// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
+// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), sendAt and quietHours (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
 //
 // One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 //
 // More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 //
 // Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
+//
+// Scheduling: with `sendAt` the send is admitted now (price reserved, quota checked against sendAt's UTC day) and waits on a durable workflow timer: status `scheduled`, 202 for one recipient too (with the message's id). When it starts the daily quota is counted again.
+//
+// Quiet hours (`quietHours`, or the account's default): a recipient inside the window in any time zone of the number is `waiting` with `notBefore`, and goes out when the window ends in all of them; the others go at once. A batch or single message not yet handed to the carrier can be canceled (POST /sms/jobs/{id}/cancel, POST /sms/messages/{id}/cancel).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5147,6 +5300,44 @@ func (c *Client) SendSMS(ctx context.Context, params *SendSMSParams, body SendSM
 // Corresponds with GET /api/v1/sms/jobs/{id} (the `GetSMSBatch` operationId).
 func (c *Client) GetSMSBatch(ctx context.Context, id int64, params *GetSMSBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSMSBatchRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelSMSBatch Cancel an SMS batch
+//
+// Required scope: `sms:send`.
+//
+// Every recipient not yet handed to the carrier (scheduled, waiting, or queued and never attempted) ends `canceled`: not charged, its reservation released. The cancel is recorded before the answer, and a send that begins after it never reaches the carrier; messages already handed over stay charged. The batch concludes `canceled` when nothing was sent, else by its usual rule over the recipients not canceled. Works while it is scheduled, while recipients wait for their quiet hours, and while it sends. Answers the batch as GET /sms/jobs/{id} shows it.
+//
+// Corresponds with POST /api/v1/sms/jobs/{id}/cancel (the `CancelSMSBatch` operationId).
+func (c *Client) CancelSMSBatch(ctx context.Context, id int64, params *CancelSMSBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelSMSBatchRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelSMSMessage Cancel a single SMS message
+//
+// Required scope: `sms:send`.
+//
+// Cancels a message sent to one recipient (without a batch) that the carrier has not been handed yet: scheduled, waiting, or queued and never attempted. It ends `canceled`, not charged. Answers the message as POST /sms showed it.
+//
+// Corresponds with POST /api/v1/sms/messages/{id}/cancel (the `CancelSMSMessage` operationId).
+func (c *Client) CancelSMSMessage(ctx context.Context, id int64, params *CancelSMSMessageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelSMSMessageRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6744,6 +6935,126 @@ func NewGetSMSBatchRequest(server string, id int64, params *GetSMSBatchParams) (
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCancelSMSBatchRequest constructs an http.Request for the CancelSMSBatch method
+func NewCancelSMSBatchRequest(server string, id int64, params *CancelSMSBatchParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sms/jobs/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCancelSMSMessageRequest constructs an http.Request for the CancelSMSMessage method
+func NewCancelSMSMessageRequest(server string, id int64, params *CancelSMSMessageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sms/messages/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -8713,13 +9024,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Required scope: `sms:send`.
 	//
-	// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
+	// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), sendAt and quietHours (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
 	//
 	// One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 	//
 	// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 	//
 	// Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
+	//
+	// Scheduling: with `sendAt` the send is admitted now (price reserved, quota checked against sendAt's UTC day) and waits on a durable workflow timer: status `scheduled`, 202 for one recipient too (with the message's id). When it starts the daily quota is counted again.
+	//
+	// Quiet hours (`quietHours`, or the account's default): a recipient inside the window in any time zone of the number is `waiting` with `notBefore`, and goes out when the window ends in all of them; the others go at once. A batch or single message not yet handed to the carrier can be canceled (POST /sms/jobs/{id}/cancel, POST /sms/messages/{id}/cancel).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8730,13 +9045,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Required scope: `sms:send`.
 	//
-	// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
+	// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), sendAt and quietHours (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
 	//
 	// One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 	//
 	// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 	//
 	// Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
+	//
+	// Scheduling: with `sendAt` the send is admitted now (price reserved, quota checked against sendAt's UTC day) and waits on a durable workflow timer: status `scheduled`, 202 for one recipient too (with the message's id). When it starts the daily quota is counted again.
+	//
+	// Quiet hours (`quietHours`, or the account's default): a recipient inside the window in any time zone of the number is `waiting` with `notBefore`, and goes out when the window ends in all of them; the others go at once. A batch or single message not yet handed to the carrier can be canceled (POST /sms/jobs/{id}/cancel, POST /sms/messages/{id}/cancel).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8753,6 +9072,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/sms/jobs/{id} (the `GetSMSBatch` operationId).
 	GetSMSBatchWithResponse(ctx context.Context, id int64, params *GetSMSBatchParams, reqEditors ...RequestEditorFn) (*GetSMSBatchResponse, error)
+
+	// CancelSMSBatchWithResponse Cancel an SMS batch
+	//
+	// Required scope: `sms:send`.
+	//
+	// Every recipient not yet handed to the carrier (scheduled, waiting, or queued and never attempted) ends `canceled`: not charged, its reservation released. The cancel is recorded before the answer, and a send that begins after it never reaches the carrier; messages already handed over stay charged. The batch concludes `canceled` when nothing was sent, else by its usual rule over the recipients not canceled. Works while it is scheduled, while recipients wait for their quiet hours, and while it sends. Answers the batch as GET /sms/jobs/{id} shows it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sms/jobs/{id}/cancel (the `CancelSMSBatch` operationId).
+	CancelSMSBatchWithResponse(ctx context.Context, id int64, params *CancelSMSBatchParams, reqEditors ...RequestEditorFn) (*CancelSMSBatchResponse, error)
+
+	// CancelSMSMessageWithResponse Cancel a single SMS message
+	//
+	// Required scope: `sms:send`.
+	//
+	// Cancels a message sent to one recipient (without a batch) that the carrier has not been handed yet: scheduled, waiting, or queued and never attempted. It ends `canceled`, not charged. Answers the message as POST /sms showed it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sms/messages/{id}/cancel (the `CancelSMSMessage` operationId).
+	CancelSMSMessageWithResponse(ctx context.Context, id int64, params *CancelSMSMessageParams, reqEditors ...RequestEditorFn) (*CancelSMSMessageResponse, error)
 
 	// ListSMSThreadsWithResponse List SMS conversation threads
 	//
@@ -11356,6 +11697,356 @@ func (r GetSMSBatchResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetSMSBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelSMSBatchResponse200Headers the declared response headers of an HTTP 200 response for CancelSMSBatch
+type CancelSMSBatchResponse200Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSBatchResponse400Headers the declared response headers of an HTTP 400 response for CancelSMSBatch
+type CancelSMSBatchResponse400Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSBatchResponse401Headers the declared response headers of an HTTP 401 response for CancelSMSBatch
+type CancelSMSBatchResponse401Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSBatchResponse403Headers the declared response headers of an HTTP 403 response for CancelSMSBatch
+type CancelSMSBatchResponse403Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSBatchResponse404Headers the declared response headers of an HTTP 404 response for CancelSMSBatch
+type CancelSMSBatchResponse404Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSBatchResponse409Headers the declared response headers of an HTTP 409 response for CancelSMSBatch
+type CancelSMSBatchResponse409Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSBatchResponse429Headers the declared response headers of an HTTP 429 response for CancelSMSBatch
+type CancelSMSBatchResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// CancelSMSBatchResponse500Headers the declared response headers of an HTTP 500 response for CancelSMSBatch
+type CancelSMSBatchResponse500Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSBatchResponse503Headers the declared response headers of an HTTP 503 response for CancelSMSBatch
+type CancelSMSBatchResponse503Headers struct {
+	XRequestId *string
+}
+
+type CancelSMSBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data  SMSBatchJob                         `json:"data"`
+		Error *Error                              `json:"error,omitempty"`
+		Ok    CancelSMSBatch200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorEnvelope
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorEnvelope
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelSMSBatchResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CancelSMSBatchResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CancelSMSBatchResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelSMSBatchResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelSMSBatchResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CancelSMSBatchResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelSMSBatchResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelSMSBatchResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CancelSMSBatchResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelSMSBatchResponse) GetJSON200() *struct {
+	Data  SMSBatchJob                         `json:"data"`
+	Error *Error                              `json:"error,omitempty"`
+	Ok    CancelSMSBatch200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelSMSBatchResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelSMSBatchResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelSMSBatchResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelSMSBatchResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelSMSBatchResponse) GetJSON409() *ErrorEnvelope {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelSMSBatchResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelSMSBatchResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelSMSBatchResponse) GetJSON503() *ErrorEnvelope {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelSMSBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelSMSBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelSMSBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelSMSBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelSMSMessageResponse200Headers the declared response headers of an HTTP 200 response for CancelSMSMessage
+type CancelSMSMessageResponse200Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSMessageResponse400Headers the declared response headers of an HTTP 400 response for CancelSMSMessage
+type CancelSMSMessageResponse400Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSMessageResponse401Headers the declared response headers of an HTTP 401 response for CancelSMSMessage
+type CancelSMSMessageResponse401Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSMessageResponse403Headers the declared response headers of an HTTP 403 response for CancelSMSMessage
+type CancelSMSMessageResponse403Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSMessageResponse404Headers the declared response headers of an HTTP 404 response for CancelSMSMessage
+type CancelSMSMessageResponse404Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSMessageResponse409Headers the declared response headers of an HTTP 409 response for CancelSMSMessage
+type CancelSMSMessageResponse409Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSMessageResponse429Headers the declared response headers of an HTTP 429 response for CancelSMSMessage
+type CancelSMSMessageResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// CancelSMSMessageResponse500Headers the declared response headers of an HTTP 500 response for CancelSMSMessage
+type CancelSMSMessageResponse500Headers struct {
+	XRequestId *string
+}
+
+// CancelSMSMessageResponse503Headers the declared response headers of an HTTP 503 response for CancelSMSMessage
+type CancelSMSMessageResponse503Headers struct {
+	XRequestId *string
+}
+
+type CancelSMSMessageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data  SMSMessageSent                        `json:"data"`
+		Error *Error                                `json:"error,omitempty"`
+		Ok    CancelSMSMessage200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorEnvelope
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorEnvelope
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelSMSMessageResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CancelSMSMessageResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CancelSMSMessageResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelSMSMessageResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelSMSMessageResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CancelSMSMessageResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelSMSMessageResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelSMSMessageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CancelSMSMessageResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelSMSMessageResponse) GetJSON200() *struct {
+	Data  SMSMessageSent                        `json:"data"`
+	Error *Error                                `json:"error,omitempty"`
+	Ok    CancelSMSMessage200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelSMSMessageResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelSMSMessageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelSMSMessageResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelSMSMessageResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelSMSMessageResponse) GetJSON409() *ErrorEnvelope {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelSMSMessageResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelSMSMessageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelSMSMessageResponse) GetJSON503() *ErrorEnvelope {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelSMSMessageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelSMSMessageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelSMSMessageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelSMSMessageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15826,13 +16517,17 @@ func (c *ClientWithResponses) GetProfileWithResponse(ctx context.Context, params
 //
 // Required scope: `sms:send`.
 //
-// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
+// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), sendAt and quietHours (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
 //
 // One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 //
 // More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 //
 // Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
+//
+// Scheduling: with `sendAt` the send is admitted now (price reserved, quota checked against sendAt's UTC day) and waits on a durable workflow timer: status `scheduled`, 202 for one recipient too (with the message's id). When it starts the daily quota is counted again.
+//
+// Quiet hours (`quietHours`, or the account's default): a recipient inside the window in any time zone of the number is `waiting` with `notBefore`, and goes out when the window ends in all of them; the others go at once. A batch or single message not yet handed to the carrier can be canceled (POST /sms/jobs/{id}/cancel, POST /sms/messages/{id}/cancel).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15849,13 +16544,17 @@ func (c *ClientWithResponses) SendSMSWithBodyWithResponse(ctx context.Context, p
 //
 // Required scope: `sms:send`.
 //
-// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
+// Everything is checked before anything is sent, in this order: batch size (413), the account phone's verification (412), then the sender, every phone number, template variable and rendered length in recipient order (400), the destination countries (403), sendAt and quietHours (400), the destination countries (403), the daily quota (429) and the balance for the estimated price (402). A refused request sends nothing, reserves nothing and creates no thread.
 //
 // One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 //
 // More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 //
 // Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
+//
+// Scheduling: with `sendAt` the send is admitted now (price reserved, quota checked against sendAt's UTC day) and waits on a durable workflow timer: status `scheduled`, 202 for one recipient too (with the message's id). When it starts the daily quota is counted again.
+//
+// Quiet hours (`quietHours`, or the account's default): a recipient inside the window in any time zone of the number is `waiting` with `notBefore`, and goes out when the window ends in all of them; the others go at once. A batch or single message not yet handed to the carrier can be canceled (POST /sms/jobs/{id}/cancel, POST /sms/messages/{id}/cancel).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15883,6 +16582,40 @@ func (c *ClientWithResponses) GetSMSBatchWithResponse(ctx context.Context, id in
 		return nil, err
 	}
 	return ParseGetSMSBatchResponse(rsp)
+}
+
+// CancelSMSBatchWithResponse Cancel an SMS batch
+//
+// Required scope: `sms:send`.
+//
+// Every recipient not yet handed to the carrier (scheduled, waiting, or queued and never attempted) ends `canceled`: not charged, its reservation released. The cancel is recorded before the answer, and a send that begins after it never reaches the carrier; messages already handed over stay charged. The batch concludes `canceled` when nothing was sent, else by its usual rule over the recipients not canceled. Works while it is scheduled, while recipients wait for their quiet hours, and while it sends. Answers the batch as GET /sms/jobs/{id} shows it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sms/jobs/{id}/cancel (the `CancelSMSBatch` operationId).
+func (c *ClientWithResponses) CancelSMSBatchWithResponse(ctx context.Context, id int64, params *CancelSMSBatchParams, reqEditors ...RequestEditorFn) (*CancelSMSBatchResponse, error) {
+	rsp, err := c.CancelSMSBatch(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelSMSBatchResponse(rsp)
+}
+
+// CancelSMSMessageWithResponse Cancel a single SMS message
+//
+// Required scope: `sms:send`.
+//
+// Cancels a message sent to one recipient (without a batch) that the carrier has not been handed yet: scheduled, waiting, or queued and never attempted. It ends `canceled`, not charged. Answers the message as POST /sms showed it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sms/messages/{id}/cancel (the `CancelSMSMessage` operationId).
+func (c *ClientWithResponses) CancelSMSMessageWithResponse(ctx context.Context, id int64, params *CancelSMSMessageParams, reqEditors ...RequestEditorFn) (*CancelSMSMessageResponse, error) {
+	rsp, err := c.CancelSMSMessage(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelSMSMessageResponse(rsp)
 }
 
 // ListSMSThreadsWithResponse List SMS conversation threads
@@ -18927,6 +19660,384 @@ func ParseGetSMSBatchResponse(rsp *http.Response) (*GetSMSBatchResponse, error) 
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetSMSBatchResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelSMSBatchResponse parses an HTTP response from a CancelSMSBatchWithResponse call
+func ParseCancelSMSBatchResponse(rsp *http.Response) (*CancelSMSBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelSMSBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data  SMSBatchJob                         `json:"data"`
+			Error *Error                              `json:"error,omitempty"`
+			Ok    CancelSMSBatch200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelSMSBatchResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CancelSMSBatchResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CancelSMSBatchResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelSMSBatchResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelSMSBatchResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CancelSMSBatchResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelSMSBatchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelSMSBatchResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CancelSMSBatchResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelSMSMessageResponse parses an HTTP response from a CancelSMSMessageWithResponse call
+func ParseCancelSMSMessageResponse(rsp *http.Response) (*CancelSMSMessageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelSMSMessageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data  SMSMessageSent                        `json:"data"`
+			Error *Error                                `json:"error,omitempty"`
+			Ok    CancelSMSMessage200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelSMSMessageResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CancelSMSMessageResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CancelSMSMessageResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelSMSMessageResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelSMSMessageResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CancelSMSMessageResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelSMSMessageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelSMSMessageResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CancelSMSMessageResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

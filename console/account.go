@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"parley/model"
 	"parley/provider/webpush"
+	"parley/rules/sms"
 	"parley/service/accounts"
+	"parley/service/messaging"
 	"parley/service/notify"
 	"parley/service/webhooks"
 )
@@ -68,6 +71,7 @@ func (c *Console) mountAccount(in *gin.RouterGroup) {
 	in.GET("/account/webhooks/:id", c.webhookPage)
 	in.POST("/account/webhooks/:id/delete", c.deleteWebhook)
 	in.POST("/account/webhooks/:id/deliveries/:delivery/replay", c.replayDelivery)
+	in.POST("/account/sms-quiet-hours", c.saveQuietHours)
 	in.GET("/account/notifications", c.notificationsPage)
 	in.POST("/account/notifications/preferences", c.savePreferences)
 	in.POST("/account/notifications/push", c.subscribePush)
@@ -101,7 +105,40 @@ func (c *Console) accountPage(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	c.render(g, http.StatusOK, "account", map[string]any{"Profile": p, "Services": spendRows(p.Usage)})
+	data := map[string]any{"Profile": p, "Services": spendRows(p.Usage), "Saved": g.Query("saved") == "quiet-hours"}
+	if c.d.SMS != nil && c.d.SMS.Configured() {
+		q, err := c.d.SMS.QuietHours(g.Request.Context(), c.accountID(g))
+		if err != nil {
+			c.failProblem(g, err)
+			return
+		}
+		data["SMS"], data["QuietHours"] = true, q
+	}
+	c.render(g, http.StatusOK, "account", data)
+}
+
+// saveQuietHours sets the account's default SMS quiet hours (both fields),
+// or turns them off (both empty).
+func (c *Console) saveQuietHours(g *gin.Context) {
+	svc, ok := c.sms(g)
+	if !ok {
+		return
+	}
+	start, end := strings.TrimSpace(g.PostForm("quiet_start")), strings.TrimSpace(g.PostForm("quiet_end"))
+	var q *sms.QuietHours
+	if start != "" || end != "" {
+		w, err := messaging.ParseQuietHours(start, end, "quietHours")
+		if err != nil {
+			c.failProblem(g, err)
+			return
+		}
+		q = &w
+	}
+	if err := svc.SetQuietHours(g.Request.Context(), c.accountID(g), q); err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	g.Redirect(http.StatusSeeOther, Base+"/account?saved=quiet-hours")
 }
 
 // spendRow is one service's spend; the catalogue names each service

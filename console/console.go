@@ -162,6 +162,7 @@ func (c *Console) Mount(r *gin.Engine) {
 	sms.POST("/estimate", c.estimateSend)
 	sms.GET("/batches/:id", c.batchPage)
 	sms.GET("/batches/:id/status", c.batchStatus)
+	sms.POST("/batches/:id/cancel", c.cancelBatch)
 	sms.GET("/threads", c.threadsPage)
 	sms.GET("/threads.json", c.threadsJSON)
 	sms.GET("/threads/:id", c.threadPage)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -30,6 +31,9 @@ type Messaging interface {
 	Send(ctx context.Context, req messaging.SendRequest) (messaging.SendResult, error)
 	Batches(ctx context.Context, accountID string, limit int) ([]messaging.BatchSummary, error)
 	Batch(ctx context.Context, accountID string, id int64) (messaging.BatchView, error)
+	CancelBatch(ctx context.Context, accountID string, id int64) (messaging.BatchView, error)
+	QuietHours(ctx context.Context, accountID string) (*sms.QuietHours, error)
+	SetQuietHours(ctx context.Context, accountID string, q *sms.QuietHours) error
 	Threads(ctx context.Context, accountID string, f model.ThreadFilter) ([]messaging.ThreadView, error)
 	Thread(ctx context.Context, accountID string, id, before int64, limit int) (messaging.Conversation, error)
 	UpdateThread(ctx context.Context, accountID string, id int64, u messaging.ThreadUpdate) (messaging.ThreadView, error)
@@ -102,6 +106,9 @@ func (c *Console) sendRequest(g *gin.Context) (messaging.SendRequest, recipientP
 	// must be refused here, not reach the query.
 	if err := textcheck.Line(req.From); err != nil {
 		return req, places, problem.Invalid("from", err.Error())
+	}
+	if err := scheduleForm(g, &req); err != nil {
+		return req, places, err
 	}
 	var err error
 	if file, _, ferr := g.Request.FormFile("csv"); ferr == nil {
@@ -178,6 +185,27 @@ func (c *Console) failSend(g *gin.Context, err error, req messaging.SendRequest,
 		return
 	}
 	c.failMessage(g, p.Status(), p.Code, msg)
+}
+
+// sendAtForm is how a browser's datetime-local field sends its value; the
+// form asks for UTC.
+const sendAtForm = "2006-01-02T15:04"
+
+// scheduleForm reads the optional send time (UTC) and quiet hours of the
+// send form; empty quiet hours keep the account's default.
+func scheduleForm(g *gin.Context, req *messaging.SendRequest) error {
+	if v := strings.TrimSpace(g.PostForm("send_at")); v != "" {
+		at, err := time.ParseInLocation(sendAtForm, v, time.UTC)
+		if err != nil {
+			return problem.Invalid("sendAt", "must be a date and time, e.g. 2026-12-24T18:00")
+		}
+		req.SendAt = &at
+	}
+	start, end := strings.TrimSpace(g.PostForm("quiet_start")), strings.TrimSpace(g.PostForm("quiet_end"))
+	if start != "" || end != "" {
+		req.QuietHours = &messaging.QuietHoursChoice{Start: start, End: end}
+	}
+	return nil
 }
 
 // parseNumbers reads one number per line (commas and semicolons separate
@@ -351,6 +379,20 @@ func batchFinal(b messaging.BatchView) bool {
 	return true
 }
 
+// cancelBatch cancels a batch as POST /sms/jobs/{id}/cancel does and shows
+// its page again.
+func (c *Console) cancelBatch(g *gin.Context) {
+	svc, id, ok := c.smsTarget(g)
+	if !ok {
+		return
+	}
+	if _, err := svc.CancelBatch(g.Request.Context(), c.accountID(g), id); err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/sms/batches/%d", Base, id))
+}
+
 func (c *Console) batchPage(g *gin.Context) {
 	b, ok := c.batch(g)
 	if !ok {
@@ -365,13 +407,15 @@ func (c *Console) batchPage(g *gin.Context) {
 // recipient has its delivery outcome: the status, the counts and the
 // listed rows' statuses.
 type batchStatus struct {
-	Status string            `json:"status"`
-	Label  string            `json:"label"`
-	Final  bool              `json:"final"`
-	Sent   int               `json:"sent"`
-	Failed int               `json:"failed"`
-	Price  string            `json:"price"`
-	Rows   map[int64]rowView `json:"rows"`
+	Status   string            `json:"status"`
+	Label    string            `json:"label"`
+	Final    bool              `json:"final"`
+	Sent     int               `json:"sent"`
+	Failed   int               `json:"failed"`
+	Waiting  int               `json:"waiting"`
+	Canceled int               `json:"canceled"`
+	Price    string            `json:"price"`
+	Rows     map[int64]rowView `json:"rows"`
 }
 
 type rowView struct {
@@ -387,7 +431,7 @@ func (c *Console) batchStatus(g *gin.Context) {
 	}
 	l := c.view(g, "", nil).L
 	out := batchStatus{Status: b.Status, Label: l.T("batch."+b.Status, nil), Final: batchFinal(b),
-		Sent: b.SentCount, Failed: b.FailedCount, Price: fmt.Sprintf("%.4f", b.TotalPriceUSD), Rows: map[int64]rowView{}}
+		Sent: b.SentCount, Failed: b.FailedCount, Waiting: b.WaitingCount, Canceled: b.CanceledCount, Price: fmt.Sprintf("%.4f", b.TotalPriceUSD), Rows: map[int64]rowView{}}
 	for _, r := range b.Recipients[:min(len(b.Recipients), batchRows)] {
 		v := rowView{Status: r.Status, Label: l.T("sms.status."+r.Status, nil)}
 		if r.ErrorMessage != nil {

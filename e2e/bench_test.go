@@ -935,3 +935,68 @@ func BenchmarkWebhookFairness(b *testing.B) {
 		b.ReportMetric(same.Seconds(), "same_account_s")
 	}
 }
+
+// BenchmarkSMSBatch10kQuietHours: a 10,000-recipient batch of which 30%
+// (New York) are inside a two-hour quiet window around New York's time and
+// the rest (Los Angeles, three hours behind) outside it. It reports the
+// admission (post_ms), the time until every recipient outside the window
+// was handed to the carrier while the others wait (first_round_s), and a
+// cancel of the 3,000 still waiting (cancel_ms). In-process API and worker.
+func BenchmarkSMSBatch10kQuietHours(b *testing.B) {
+	const n, inside = 10_000, 3_000
+	p := startPlatform(b, options{sms: true})
+	a := smsBenchAccount(b, p)
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rs := make([]recipient, n)
+	for i := range rs {
+		rs[i] = recipient{Phone: fmt.Sprintf("+1415555%04d", i), Variables: map[string]string{"name": fmt.Sprintf("guest %d", i)}}
+		if i%10 < 3 {
+			rs[i].Phone = fmt.Sprintf("+1202555%04d", i)
+		}
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		local := time.Now().In(ny)
+		body, err := json.Marshal(map[string]any{"from": a.From, "body": "Hi {{name}}, doors open at 7.", "recipients": rs,
+			"quietHours": map[string]string{"start": local.Add(-time.Hour).Format("15:04"), "end": local.Add(time.Hour).Format("15:04")}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		var accepted struct{ JobID int64 }
+		p.do(http.MethodPost, "/sms", a.Key, bytes.NewReader(body), "Content-Type", "application/json").want(b, 202, "").decode(b, &accepted)
+		admitted := time.Since(start)
+		for deadline := start.Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			var c struct {
+				Queued  int `bun:"queued"`
+				Waiting int `bun:"waiting"`
+			}
+			err := p.db.NewSelect().Table("sms_messages").
+				ColumnExpr("count(*) FILTER (WHERE status = 'queued') AS queued, count(*) FILTER (WHERE status = 'waiting') AS waiting").
+				Where("batch_id = ?", accepted.JobID).Scan(ctx, &c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c.Queued == 0 && c.Waiting == inside {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("batch %d: %d queued, %d waiting after 10 minutes", accepted.JobID, c.Queued, c.Waiting)
+			}
+		}
+		firstRound := time.Since(start)
+		if got := len(p.carrier.Messages()); got < n-inside {
+			b.Fatalf("the carrier has %d messages, want %d", got, n-inside)
+		}
+		canceling := time.Now()
+		p.cancelBatch(a, accepted.JobID).want(b, 200, "")
+		canceled := time.Since(canceling)
+		b.ReportMetric(admitted.Seconds()*1000, "post_ms")
+		b.ReportMetric(firstRound.Seconds(), "first_round_s")
+		b.ReportMetric(canceled.Seconds()*1000, "cancel_ms")
+	}
+}

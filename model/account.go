@@ -28,6 +28,10 @@ type Account struct {
 	// ConsoleLocale is the language the web console speaks to the account
 	// (en, he or ar), chosen in its language menu; nil until chosen, when
 	// it speaks Locale. It never changes the REST API's messages.
-	ConsoleLocale *string   `bun:"console_locale"`
+	ConsoleLocale *string `bun:"console_locale"`
+	// SMSQuietStart and SMSQuietEnd ("HH:MM") are the quiet hours its sends
+	// keep unless a send says otherwise; nil: none.
+	SMSQuietStart *string   `bun:"sms_quiet_start"`
+	SMSQuietEnd   *string   `bun:"sms_quiet_end"`
 	CreatedAt     time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }

@@ -49,3 +49,17 @@ func (conflictError) Error() string { return "conflict" }
 
 // Problem is how a client is told: CONFLICT, naming nothing of the other row.
 func (conflictError) Problem() *problem.Error { return problem.New(problem.Conflict, nil) }
+
+// ErrSendConcluded refuses a cancel of an SMS send that has already
+// concluded: a batch with every recipient's outcome, or a single message
+// already handed to the carrier.
+var ErrSendConcluded error = sendConcludedError{}
+
+type sendConcludedError struct{}
+
+func (sendConcludedError) Error() string { return "the send has already concluded" }
+
+// Problem is how a client is told: BATCH_ALREADY_CONCLUDED.
+func (sendConcludedError) Problem() *problem.Error {
+	return problem.New(problem.BatchAlreadyConcluded, nil)
+}

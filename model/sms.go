@@ -5,15 +5,18 @@ import (
 	"time"
 
 	"parley/rules/billing"
+	"parley/rules/sms"
 )
 
 // Batch statuses.
 const (
+	BatchScheduled  = "scheduled"
 	BatchQueued     = "queued"
 	BatchProcessing = "processing"
 	BatchCompleted  = "completed"
 	BatchPartial    = "partial"
 	BatchFailed     = "failed"
+	BatchCanceled   = "canceled"
 )
 
 // OwnedNumber is a phone number an account sends from.
@@ -49,6 +52,14 @@ type SMSBatch struct {
 	CreatedAt       time.Time  `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 	StartedAt       *time.Time `bun:"started_at"`
 	CompletedAt     *time.Time `bun:"completed_at"`
+	// SendAt is when a scheduled batch starts; nil: at once.
+	SendAt *time.Time `bun:"send_at"`
+	// QuietStart and QuietEnd ("HH:MM") are the quiet hours it keeps in
+	// each recipient's local time; nil: none.
+	QuietStart *string `bun:"quiet_start"`
+	QuietEnd   *string `bun:"quiet_end"`
+	// CanceledAt is when a cancel was recorded: no send begins after it.
+	CanceledAt *time.Time `bun:"canceled_at"`
 }
 
 // SMSMessage is one message, outbound (a recipient of a send) or inbound.
@@ -76,6 +87,10 @@ type SMSMessage struct {
 	DeliveredAt     *time.Time     `bun:"delivered_at"`
 	ReadAt          *time.Time     `bun:"read_at"`
 	CreatedAt       time.Time      `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	// SendAt is when a scheduled message's send starts; NotBefore, while it
+	// waits, when its recipient's quiet hours end.
+	SendAt    *time.Time `bun:"send_at"`
+	NotBefore *time.Time `bun:"not_before"`
 }
 
 // SMSSend is a validated send about to be admitted: one message per
@@ -86,6 +101,38 @@ type SMSSend struct {
 	// Batch makes the messages one batch (more than one recipient).
 	Batch    bool
 	Messages []SMSMessage
+	// SendAt schedules the send; zero: at once. A scheduled send is counted
+	// in the quota of the day it starts.
+	SendAt time.Time
+	// QuietHours are kept in each recipient's local time; nil: none.
+	QuietHours *sms.QuietHours
+}
+
+// SMSStarting is a message whose send is starting, as the start's plan
+// sees it: Scheduled ones are not yet counted in the daily quota.
+type SMSStarting struct {
+	ID        int64  `bun:"id"`
+	ToPhone   string `bun:"to_phone"`
+	Country   string `bun:"country"`
+	Scheduled bool   `bun:"scheduled"`
+}
+
+// SMSStart is what becomes of a starting message: queued (sent now),
+// waiting until NotBefore, or failed with an error code and message (its
+// reservation released).
+type SMSStart struct {
+	ID           int64
+	Status       string
+	NotBefore    *time.Time
+	ErrorCode    string
+	ErrorMessage string
+}
+
+// SMSRound is a group of a send's messages that go out together: the ones
+// sent at once (At zero) or the ones waiting until At.
+type SMSRound struct {
+	At         time.Time
+	Recipients int
 }
 
 // SMSUsage is what an admission sees of the account under its lock.

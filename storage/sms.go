@@ -95,8 +95,14 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 		if err := tx.NewSelect().Model(&u.Account).Where("id = ?", send.AccountID).For("NO KEY UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
 		}
+		// A scheduled send is checked against the day it is scheduled for
+		// and counted when it starts (StartSend); one sent now counts today.
+		day := now
+		if !send.SendAt.IsZero() {
+			day = send.SendAt
+		}
 		var err error
-		if u.SentToday, err = sentToday(ctx, tx, send.AccountID, now); err != nil {
+		if u.SentToday, err = sentToday(ctx, tx, send.AccountID, day); err != nil {
 			return err
 		}
 		if u.Quotas, err = quotasOf(ctx, tx, send.AccountID); err != nil {
@@ -114,8 +120,17 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 		if err != nil {
 			return err
 		}
+		status, batchStatus := sms.Queued, model.BatchQueued
+		var sendAt *time.Time
+		if !send.SendAt.IsZero() {
+			status, batchStatus, sendAt = sms.Scheduled, model.BatchScheduled, &send.SendAt
+		}
 		if send.Batch {
-			b := model.SMSBatch{AccountID: send.AccountID, Status: model.BatchQueued, TotalRecipients: len(send.Messages)}
+			b := model.SMSBatch{AccountID: send.AccountID, Status: batchStatus, TotalRecipients: len(send.Messages), SendAt: sendAt}
+			if q := send.QuietHours; q != nil {
+				start, end := q.StartClock(), q.EndClock()
+				b.QuietStart, b.QuietEnd = &start, &end
+			}
 			if _, err := tx.NewInsert().Model(&b).Returning("id").Exec(ctx); err != nil {
 				return fmt.Errorf("insert sms batch: %w", err)
 			}
@@ -127,14 +142,17 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 		}
 		for i := range send.Messages {
 			m := &send.Messages[i]
-			m.ID, m.AccountID, m.ThreadID, m.Direction, m.Status = ids[i], send.AccountID, threads[m.ToPhone], sms.Outbound, sms.Queued
-			m.FromPhone, m.CreatedAt = send.From.Phone, now
+			m.ID, m.AccountID, m.ThreadID, m.Direction, m.Status = ids[i], send.AccountID, threads[m.ToPhone], sms.Outbound, status
+			m.FromPhone, m.CreatedAt, m.SendAt = send.From.Phone, now, sendAt
 			if send.Batch {
 				m.BatchID = &batchID
 			}
 		}
 		if err := insertMessages(ctx, tx, send.Messages); err != nil {
 			return err
+		}
+		if sendAt != nil {
+			return nil
 		}
 		return countSent(ctx, tx, send.AccountID, now, send.Messages)
 	})
@@ -172,11 +190,11 @@ func insertMessages(ctx context.Context, tx bun.Tx, ms []model.SMSMessage) error
 	}
 	first := ms[0]
 	_, err := tx.NewRaw(`INSERT INTO sms_messages (id, account_id, thread_id, batch_id, direction, from_phone, to_phone, country,
-			body, segments, encoding, status, price_micros, cost_micros, created_at)
-		SELECT r.id, ?, r.thread_id, ?, ?, ?, r.to_phone, r.country, r.body, r.segments, r.encoding, ?, r.price, r.cost, ?
+			body, segments, encoding, status, price_micros, cost_micros, created_at, send_at)
+		SELECT r.id, ?, r.thread_id, ?, ?, ?, r.to_phone, r.country, r.body, r.segments, r.encoding, ?, r.price, r.cost, ?, ?
 		FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::bigint[], ?::bigint[])
 			AS r(id, thread_id, to_phone, country, body, segments, encoding, price, cost)`,
-		first.AccountID, first.BatchID, first.Direction, first.FromPhone, first.Status, first.CreatedAt,
+		first.AccountID, first.BatchID, first.Direction, first.FromPhone, first.Status, first.CreatedAt, first.SendAt,
 		pgdialect.Array(ids), pgdialect.Array(threads), pgdialect.Array(to), pgdialect.Array(country), pgdialect.Array(body),
 		pgdialect.Array(segments), pgdialect.Array(encoding), pgdialect.Array(prices), pgdialect.Array(costs)).Exec(ctx)
 	if err != nil {
@@ -210,6 +228,13 @@ func countSent(ctx context.Context, tx bun.Tx, accountID string, now time.Time, 
 	for _, m := range ms {
 		perCountry[m.Country]++
 	}
+	return countPerCountry(ctx, tx, accountID, now, perCountry)
+}
+
+func countPerCountry(ctx context.Context, tx bun.Tx, accountID string, now time.Time, perCountry map[string]int) error {
+	if len(perCountry) == 0 {
+		return nil
+	}
 	countries, counts := make([]string, 0, len(perCountry)), make([]int, 0, len(perCountry))
 	for c, n := range perCountry {
 		countries, counts = append(countries, c), append(counts, n)
@@ -238,8 +263,8 @@ func reservedMicros(ctx context.Context, db bun.IDB, accountID string, excludeID
 		(SELECT coalesce(sum(estimate_micros), 0) FROM job_admissions
 			WHERE account_id = ? AND released_at IS NULL AND id <> ?) AS jobs,
 		(SELECT coalesce(sum(price_micros), 0) FROM sms_messages
-			WHERE account_id = ? AND status = ?) AS sms`,
-		accountID, excludeID, accountID, sms.Queued).Scan(ctx, &reserved)
+			WHERE account_id = ? AND status IN (?)) AS sms`,
+		accountID, excludeID, accountID, bun.In(sms.Unsent)).Scan(ctx, &reserved)
 	if err != nil {
 		return 0, fmt.Errorf("sum reservations: %w", err)
 	}
@@ -500,7 +525,7 @@ func (r SMS) Fail(ctx context.Context, id int64, code, message string) error {
 func (r SMS) FailUnsent(ctx context.Context, batchID, messageID int64, code, message string) error {
 	q := r.DB.NewUpdate().Model((*model.SMSMessage)(nil)).
 		Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
-		Where("status = ?", sms.Queued)
+		Where("status IN (?)", bun.In(sms.Unsent))
 	if batchID != 0 {
 		q = q.Where("batch_id = ?", batchID)
 	} else {
@@ -576,12 +601,18 @@ func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMess
 	return m, moved, err
 }
 
-// BatchMessageIDs are the ids of a batch's messages in recipient order,
-// offset and limit picking a part.
-func (r SMS) BatchMessageIDs(ctx context.Context, batchID int64, offset, limit int) ([]int64, error) {
+// BatchMessageIDs are the ids of a batch's messages of one round (see
+// StartSend: round zero, the ones not held by quiet hours, else the ones
+// waiting until round) in recipient order, offset and limit picking a part.
+func (r SMS) BatchMessageIDs(ctx context.Context, batchID int64, round time.Time, offset, limit int) ([]int64, error) {
 	var ids []int64
-	err := r.DB.NewSelect().Model((*model.SMSMessage)(nil)).Column("id").Where("batch_id = ?", batchID).
-		OrderExpr("id").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx, &ids)
+	q := r.DB.NewSelect().Model((*model.SMSMessage)(nil)).Column("id").Where("batch_id = ?", batchID)
+	if round.IsZero() {
+		q = q.Where("not_before IS NULL")
+	} else {
+		q = q.Where("not_before = ?", round)
+	}
+	err := q.OrderExpr("id").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("batch %d messages: %w", batchID, err)
 	}
@@ -596,9 +627,11 @@ func (r SMS) StartBatch(ctx context.Context, id int64) error {
 }
 
 // ConcludeBatch sets a batch's outcome from its messages once every one has
-// a send outcome: completed when none failed, failed when all did, partial
-// otherwise. It is called when the send phase ends and again whenever a
-// late outcome could change it; completedAt is set the first time.
+// a send outcome: canceled when a cancel stopped some and none reached the
+// carrier; otherwise, over the recipients not canceled, completed when none
+// failed, failed when all did, partial otherwise. It is called when the send
+// phase ends and again whenever a late outcome could change it; completedAt
+// is set the first time.
 func (r SMS) ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error) {
 	return concludeBatch(ctx, r.DB, id)
 }
@@ -606,15 +639,18 @@ func (r SMS) ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error
 func concludeBatch(ctx context.Context, db bun.IDB, id int64) (model.SMSBatch, error) {
 	var b model.SMSBatch
 	err := db.NewRaw(`WITH c AS (
-			SELECT count(*) FILTER (WHERE status = 'queued') AS queued,
+			SELECT count(*) FILTER (WHERE status IN (?)) AS unsent,
 			       count(*) FILTER (WHERE status IN ('failed', 'undelivered')) AS failed,
+			       count(*) FILTER (WHERE status = 'canceled') AS canceled,
+			       count(*) FILTER (WHERE upstream_sid IS NOT NULL) AS handed,
 			       count(*) AS total
 			FROM sms_messages WHERE batch_id = ?)
 		UPDATE sms_batches b SET
-			status = CASE WHEN c.failed = 0 THEN 'completed' WHEN c.failed = c.total THEN 'failed' ELSE 'partial' END,
+			status = CASE WHEN c.canceled > 0 AND c.handed = 0 THEN 'canceled'
+				WHEN c.failed = 0 THEN 'completed' WHEN c.failed = c.total - c.canceled THEN 'failed' ELSE 'partial' END,
 			completed_at = coalesce(b.completed_at, now())
-		FROM c WHERE b.id = ? AND c.queued = 0
-		RETURNING b.*`, id, id).Scan(ctx, &b)
+		FROM c WHERE b.id = ? AND c.unsent = 0
+		RETURNING b.*`, bun.In(sms.Unsent), id, id).Scan(ctx, &b)
 	if notFound(err) == model.ErrNotFound {
 		err = db.NewSelect().Model(&b).Where("id = ?", id).Scan(ctx)
 		return b, notFound(err)

@@ -262,6 +262,8 @@ func registerSMS(r Registry, a *activities.SMS) {
 		workflows.ActSMSConclude:     a.ConcludeBatch,
 		workflows.ActSMSRefresh:      a.Refresh,
 		workflows.ActSMSReceived:     a.Received,
+		workflows.ActSMSStart:        a.Start,
+		workflows.ActSMSRelease:      a.ReleaseWaiting,
 	})
 }
 

@@ -108,6 +108,8 @@ var (
 	smsSendA      = Activity{Name: ActSMSSend, Queues: smsQueue}
 	smsFailA      = Activity{Name: ActSMSFail, Queues: smsQueue}
 	smsRefreshA   = Activity{Name: ActSMSRefresh, Queues: smsQueue}
+	smsStartA     = Activity{Name: ActSMSStart, Queues: smsQueue}
+	smsReleaseA   = Activity{Name: ActSMSRelease, Queues: smsQueue}
 )
 
 // Catalogue lists every workflow type.
@@ -140,17 +142,20 @@ var Catalogue = []WorkflowType{
 	{
 		Name: SMSMessageWorkflowName, ID: "sms-message-<message id>", IDHelper: "SMSMessageWorkflowID",
 		Queue: SMSTaskQueue, SearchAttributes: jobAttrs,
-		Activities: []Activity{smsSendA, smsFailA, smsRefreshA},
+		Activities: []Activity{smsStartA, smsReleaseA, smsSendA, smsFailA, smsRefreshA},
 	},
 	{
 		Name: SMSBatchWorkflowName, ID: "sms-batch-<batch id>", IDHelper: "SMSBatchWorkflowID",
 		Queue: SMSTaskQueue, SearchAttributes: jobAttrs,
 		Activities: []Activity{
-			{Name: ActSMSStartBatch, Queues: smsQueue}, {Name: ActSMSConclude, Queues: smsQueue}, smsRefreshA,
+			// SMS.StartBatch: runs recorded before "sms-schedule" only.
+			smsStartA, smsReleaseA, {Name: ActSMSStartBatch, Queues: smsQueue}, {Name: ActSMSConclude, Queues: smsQueue}, smsRefreshA,
 		},
 	},
 	{
-		// A child of the batch's workflow, 500 recipients each.
+		// A child of the batch's workflow, 500 recipients each; the parts of
+		// a later round (recipients who waited for quiet hours) are
+		// sms-batch-<batch id>-round-<r>-part-<k>.
 		Name: SMSBatchPartWorkflowName, ID: "sms-batch-<batch id>-part-<k>", IDHelper: "SMSBatchPartWorkflowID",
 		Queue: SMSTaskQueue, SearchAttributes: jobAttrs,
 		Activities: []Activity{

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"parley/rules/jobspec"
+	"parley/rules/sms"
 )
 
 // SMSTaskQueue is where SMS workflows and activities run: sends wait on the
@@ -32,7 +33,20 @@ const (
 	ActSMSConclude     = "SMS.ConcludeBatch"
 	ActSMSRefresh      = "SMS.Refresh"
 	ActSMSReceived     = "SMS.Received"
+	ActSMSStart        = "SMS.Start"
+	ActSMSRelease      = "SMS.ReleaseWaiting"
 )
+
+// SMSCancelSignal tells a batch's or a single message's workflow that a
+// cancel was recorded (in Postgres, first): it stops waiting for its send
+// time or for quiet hours to end, starts no further round, and concludes.
+const SMSCancelSignal = "sms-cancel"
+
+// smsScheduleChange versions the SMS workflows' scheduling: version 1 waits
+// for SendAt, starts the send through SMS.Start (quota again for a
+// scheduled send, quiet hours) and sends in rounds; runs recorded before it
+// replay the old commands.
+const smsScheduleChange = "sms-schedule"
 
 // SMSPartSize is how many recipients one child workflow sends. A recipient
 // costs its part about one history event (its local send's marker; the
@@ -73,6 +87,13 @@ func SMSBatchPartWorkflowID(batchID int64, k int) string {
 	return fmt.Sprintf("%s-part-%d", SMSBatchWorkflowID(batchID), k)
 }
 
+// SMSBatchRoundPartWorkflowID names the k-th part of the round-th round
+// (from 1: the recipients who waited for their quiet hours to end) of a
+// batch.
+func SMSBatchRoundPartWorkflowID(batchID int64, round, k int) string {
+	return fmt.Sprintf("%s-round-%d-part-%d", SMSBatchWorkflowID(batchID), round, k)
+}
+
 // SMSReceivedWorkflowID names the workflow that follows up an inbound
 // message.
 func SMSReceivedWorkflowID(messageID int64) string { return fmt.Sprintf("sms-received-%d", messageID) }
@@ -82,6 +103,14 @@ type SMSMessageInput struct {
 	MessageID int64
 	// RefreshEvery is how often delivery is asked of the carrier.
 	RefreshEvery time.Duration
+	Schedule
+}
+
+// Schedule is when a send may go: not before SendAt (zero: at once), and to
+// each recipient outside QuietHours (nil: none) in their local time.
+type Schedule struct {
+	SendAt     time.Time
+	QuietHours *sms.QuietHours
 }
 
 // SMSBatchInput starts the workflow of a batch.
@@ -93,12 +122,47 @@ type SMSBatchInput struct {
 	// AccountID sets the search attributes of the batch's parts; empty in
 	// batches started before it was added, whose parts go without them.
 	AccountID string
+	Schedule
 }
 
-// SMSBatchPartInput sends the recipients Offset to Offset+Limit of a batch.
+// SMSBatchPartInput sends the recipients Offset to Offset+Limit of one
+// round of a batch: Round zero for the recipients sent at once, else the
+// instant the round's recipients waited for.
 type SMSBatchPartInput struct {
 	BatchID       int64
 	Offset, Limit int
+	Round         time.Time
+}
+
+// SMSStartInput starts the send of a batch (BatchID) or of one message at
+// At (the workflow's time): Scheduled sends are counted in At's quota, and
+// QuietHours hold the recipients inside them.
+type SMSStartInput struct {
+	BatchID    int64
+	MessageID  int64
+	At         time.Time
+	Scheduled  bool
+	QuietHours *sms.QuietHours
+}
+
+// SMSStartResult lists the rounds of a started send: the recipients sent
+// at once (At zero) first, then each group waiting until At.
+type SMSStartResult struct {
+	Rounds []SMSRound
+}
+
+// SMSRound is one round of a send.
+type SMSRound struct {
+	At         time.Time
+	Recipients int
+}
+
+// SMSReleaseInput queues the waiting recipients of a batch (or the one
+// message) whose quiet hours end by At.
+type SMSReleaseInput struct {
+	BatchID   int64
+	MessageID int64
+	At        time.Time
 }
 
 // SMSSendInput hands one message to the carrier.
@@ -194,34 +258,169 @@ func smsRefresh(ctx workflow.Context) workflow.Context {
 	})
 }
 
-// SMSMessageWorkflow sends one message, then watches its delivery.
+// SMSMessageWorkflow sends one message, then watches its delivery. A
+// scheduled message waits for SendAt, and one inside its recipient's quiet
+// hours for them to end, on durable timers; a cancel ends either wait.
 func SMSMessageWorkflow(ctx workflow.Context, in SMSMessageInput) error {
+	if workflow.GetVersion(ctx, smsScheduleChange, workflow.DefaultVersion, 1) >= 1 {
+		sent, err := startOne(ctx, in)
+		if err != nil || !sent {
+			return err
+		}
+	}
 	if err := sendOne(ctx, in.MessageID); err != nil {
 		return err
 	}
 	return settle(ctx, SMSRefreshInput{MessageID: in.MessageID}, in.RefreshEvery)
 }
 
+// startOne waits for a single message's time and starts it; false when a
+// cancel came first (the message is canceled: nothing to send or watch).
+func startOne(ctx workflow.Context, in SMSMessageInput) (bool, error) {
+	if in.SendAt.IsZero() && in.QuietHours == nil {
+		return true, nil
+	}
+	c := newSMSCancel(ctx)
+	if err := c.waitUntil(ctx, in.SendAt); err != nil || c.done {
+		return false, err
+	}
+	start := SMSStartInput{MessageID: in.MessageID, At: workflow.Now(ctx), Scheduled: !in.SendAt.IsZero(), QuietHours: in.QuietHours}
+	var res SMSStartResult
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSStart, start).Get(ctx, &res); err != nil {
+		return false, err
+	}
+	for _, r := range res.Rounds {
+		if r.At.IsZero() {
+			continue
+		}
+		if err := c.waitUntil(ctx, r.At); err != nil || c.done {
+			return false, err
+		}
+		release := SMSReleaseInput{MessageID: in.MessageID, At: r.At}
+		if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSRelease, release).Get(ctx, nil); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// smsCancel is a send workflow's view of SMSCancelSignal.
+type smsCancel struct {
+	ch   workflow.ReceiveChannel
+	done bool
+}
+
+func newSMSCancel(ctx workflow.Context) *smsCancel {
+	return &smsCancel{ch: workflow.GetSignalChannel(ctx, SMSCancelSignal)}
+}
+
+// waitUntil sleeps on a durable timer until t (workflow time), or until a
+// cancel arrives (done), whichever is first.
+func (c *smsCancel) waitUntil(ctx workflow.Context, t time.Time) error {
+	if c.poll(); c.done {
+		return nil
+	}
+	d := t.Sub(workflow.Now(ctx))
+	if d <= 0 {
+		return nil
+	}
+	tctx, stop := workflow.WithCancel(ctx)
+	defer stop()
+	var err error
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(workflow.NewTimer(tctx, d), func(f workflow.Future) { err = f.Get(ctx, nil) })
+	sel.AddReceive(c.ch, func(ch workflow.ReceiveChannel, _ bool) {
+		ch.Receive(ctx, nil)
+		c.done = true
+	})
+	sel.Select(ctx)
+	return err
+}
+
+// poll notes a cancel that has arrived, without waiting.
+func (c *smsCancel) poll() {
+	for c.ch.ReceiveAsync(nil) {
+		c.done = true
+	}
+}
+
 // SMSBatchWorkflow sends every recipient of a batch through child workflows
 // of SMSPartSize recipients, sets the batch's outcome, then watches
 // delivery: every RefreshEvery it asks the carrier about the messages not yet
 // final, and ends when all are or after smsSettleFor.
+//
+// From smsScheduleChange on it first waits for SendAt (a durable timer), then
+// starts the send (SMS.Start), and sends it in rounds: the recipients outside
+// their quiet hours at once, then each group of waiting ones when their
+// quiet hours end. A cancel ends any wait and starts no further round.
 func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 	ref := SMSBatchRef{BatchID: in.BatchID}
-	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSStartBatch, ref).Get(ctx, nil); err != nil {
+	if workflow.GetVersion(ctx, smsScheduleChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSStartBatch, ref).Get(ctx, nil); err != nil {
+			return err
+		}
+		if err := sendRound(ctx, in, 0, SMSRound{Recipients: in.Recipients}); err != nil {
+			return err
+		}
+	} else if err := sendRounds(ctx, in); err != nil {
 		return err
 	}
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSConclude, ref).Get(ctx, nil); err != nil {
+		return err
+	}
+	return settle(ctx, SMSRefreshInput{BatchID: in.BatchID}, in.RefreshEvery)
+}
+
+// sendRounds waits for a batch's send time, starts it and sends its rounds
+// in turn, each when it is due, until a cancel.
+func sendRounds(ctx workflow.Context, in SMSBatchInput) error {
+	c := newSMSCancel(ctx)
+	if err := c.waitUntil(ctx, in.SendAt); err != nil || c.done {
+		return err
+	}
+	start := SMSStartInput{BatchID: in.BatchID, At: workflow.Now(ctx), Scheduled: !in.SendAt.IsZero(), QuietHours: in.QuietHours}
+	var res SMSStartResult
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSStart, start).Get(ctx, &res); err != nil {
+		return err
+	}
+	for i, r := range res.Rounds {
+		if !r.At.IsZero() {
+			if err := c.waitUntil(ctx, r.At); err != nil || c.done {
+				return err
+			}
+			release := SMSReleaseInput{BatchID: in.BatchID, At: r.At}
+			if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSRelease, release).Get(ctx, nil); err != nil {
+				return err
+			}
+		}
+		if err := sendRound(ctx, in, i, r); err != nil {
+			return err
+		}
+		if c.poll(); c.done {
+			return nil
+		}
+	}
+	return nil
+}
+
+// sendRound sends one round of a batch (the index-th) through child
+// workflows of SMSPartSize recipients and waits for them.
+func sendRound(ctx workflow.Context, in SMSBatchInput, index int, r SMSRound) error {
 	var parts []workflow.ChildWorkflowFuture
-	for offset, k := 0, 1; offset < in.Recipients; offset, k = offset+SMSPartSize, k+1 {
+	for offset, k := 0, 1; offset < r.Recipients; offset, k = offset+SMSPartSize, k+1 {
+		id := SMSBatchPartWorkflowID(in.BatchID, k)
+		if !r.At.IsZero() {
+			id = SMSBatchRoundPartWorkflowID(in.BatchID, index, k)
+		}
 		opts := workflow.ChildWorkflowOptions{
-			WorkflowID: SMSBatchPartWorkflowID(in.BatchID, k),
+			WorkflowID: id,
 			// Waves end a part's tasks (SMSBatchPartWorkflow); should a
 			// wave run long, the SDK ends a task that waits on local
 			// activities at 80% of this timeout and carries on in a new
 			// one, so no task of a part runs past it.
 			WorkflowTaskTimeout: smsPartTaskTimeout,
 			TaskQueue:           SMSTaskQueue,
-			StaticSummary:       fmt.Sprintf("Recipients %d to %d", offset+1, min(offset+SMSPartSize, in.Recipients)),
+			StaticSummary:       fmt.Sprintf("Recipients %d to %d", offset+1, min(offset+SMSPartSize, r.Recipients)),
 		}
 		if in.AccountID != "" {
 			// Replay does not compare a child's attributes, so runs recorded
@@ -230,7 +429,7 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 				AttrJobKind.ValueSet(jobspec.SMSBatch), AttrJobID.ValueSet(in.BatchID))
 		}
 		cctx := workflow.WithChildOptions(ctx, opts)
-		part := SMSBatchPartInput{BatchID: in.BatchID, Offset: offset, Limit: SMSPartSize}
+		part := SMSBatchPartInput{BatchID: in.BatchID, Offset: offset, Limit: SMSPartSize, Round: r.At}
 		parts = append(parts, workflow.ExecuteChildWorkflow(cctx, SMSBatchPartWorkflowName, part))
 	}
 	for _, p := range parts {
@@ -238,10 +437,7 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 			return err
 		}
 	}
-	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSConclude, ref).Get(ctx, nil); err != nil {
-		return err
-	}
-	return settle(ctx, SMSRefreshInput{BatchID: in.BatchID}, in.RefreshEvery)
+	return nil
 }
 
 // SMSBatchPartWorkflow sends one part of a batch in waves of smsWave

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"parley/activities"
+	"parley/rules/sms"
 	"parley/worker"
 	"parley/workflows"
 )
@@ -49,6 +50,15 @@ type smsHarness struct {
 	peak     int
 	failed   []workflows.SMSFailInput
 	refresh  []refreshCall
+	// rounds is what SMS.Start answers; nil: every recipient at once.
+	rounds   []workflows.SMSRound
+	starts   []startCall
+	releases []workflows.SMSReleaseInput
+}
+
+type startCall struct {
+	In workflows.SMSStartInput
+	At time.Time // the test environment's time when it ran
 }
 
 type refreshCall struct {
@@ -78,12 +88,41 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 			h.mu.Lock()
 			h.parts[activity.GetInfo(ctx).WorkflowExecution.ID] = in
 			h.mu.Unlock()
+			// A round's recipients follow the earlier rounds' in the
+			// numbering.
+			base, size := 0, h.recipients
+			for _, r := range h.rounds {
+				if r.At.Equal(in.Round) {
+					size = r.Recipients
+					break
+				}
+				base += r.Recipients
+			}
 			var ids []int64
-			for i := in.Offset; i < min(in.Offset+in.Limit, h.recipients); i++ {
-				ids = append(ids, int64(i+1))
+			for i := in.Offset; i < min(in.Offset+in.Limit, size); i++ {
+				ids = append(ids, int64(base+i+1))
 			}
 			return ids, nil
 		})
+	h.env.OnActivity(workflows.ActSMSStart, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.SMSStartInput) (workflows.SMSStartResult, error) {
+			h.mu.Lock()
+			h.starts = append(h.starts, startCall{In: in, At: h.env.Now()})
+			h.mu.Unlock()
+			h.note(workflows.ActSMSStart)
+			if h.rounds == nil {
+				return workflows.SMSStartResult{Rounds: []workflows.SMSRound{{Recipients: max(h.recipients, 1)}}}, nil
+			}
+			return workflows.SMSStartResult{Rounds: h.rounds}, nil
+		})
+	h.env.OnActivity(workflows.ActSMSRelease, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSReleaseInput) error {
+		h.mu.Lock()
+		h.releases = append(h.releases, in)
+		h.mu.Unlock()
+		require.True(t, in.At.Equal(h.env.Now()), "released at %s, the quiet hours end at %s", h.env.Now(), in.At)
+		h.note(workflows.ActSMSRelease)
+		return nil
+	})
 	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSSendInput) error {
 		h.mu.Lock()
 		h.attempts[in.MessageID]++
@@ -166,8 +205,21 @@ func TestSMSBatchChunksIntoParts(t *testing.T) {
 	for id := int64(1); id <= 1201; id++ {
 		require.Equal(t, 1, h.attempts[id], "message %d", id)
 	}
-	require.Equal(t, []string{workflows.ActSMSStartBatch, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+	require.Equal(t, []string{workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
 	require.Equal(t, []refreshCall{{In: workflows.SMSRefreshInput{BatchID: batchID}, At: h.refresh[0].At}}, h.refresh)
+	require.Equal(t, workflows.SMSStartInput{BatchID: batchID, At: h.starts[0].In.At}, h.starts[0].In)
+	require.True(t, h.starts[0].In.At.Equal(h.starts[0].At), "the start's time is the workflow's")
+}
+
+// A batch started before scheduling existed (its history has no
+// "sms-schedule" marker) replays its old commands: SMS.StartBatch, then
+// the parts.
+func TestSMSBatchBeforeSchedulingReplaysOldCommands(t *testing.T) {
+	h := newSMSHarness(t, 3, []int{0})
+	h.env.OnGetVersion("sms-schedule", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	h.run(t, workflows.SMSBatchWorkflowName, batchInput(3))
+	require.Equal(t, []string{workflows.ActSMSStartBatch, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+	require.Empty(t, h.starts)
 }
 
 // A batch's parts carry its search attributes, so the operator's query for
@@ -299,6 +351,113 @@ func TestSMSMessageWorkflow(t *testing.T) {
 			require.Equal(t, time.Minute, h.refresh[1].At.Sub(h.refresh[0].At))
 		})
 	}
+}
+
+// A scheduled batch waits on a durable timer until sendAt (the test
+// server skips the time), and starts there, telling SMS.Start to count the
+// quota again.
+func TestSMSBatchWaitsForSendAt(t *testing.T) {
+	h := newSMSHarness(t, 3, []int{0})
+	sendAt := h.env.Now().Add(36 * time.Hour).UTC()
+	in := batchInput(3)
+	in.SendAt = sendAt
+	h.run(t, workflows.SMSBatchWorkflowName, in)
+
+	require.Len(t, h.starts, 1)
+	require.False(t, h.starts[0].At.Before(sendAt), "started at %s, before %s", h.starts[0].At, sendAt)
+	require.Less(t, h.starts[0].At.Sub(sendAt), time.Second)
+	require.True(t, h.starts[0].In.Scheduled)
+	require.True(t, h.starts[0].In.At.Equal(h.starts[0].At), "the start's time is the workflow's")
+	require.Len(t, h.attempts, 3)
+	require.Equal(t, []string{workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+}
+
+// Recipients inside their quiet hours go in later rounds: the ones outside
+// at once, then each group when its window ends (a durable timer, released
+// at that instant), each round in parts of its own.
+func TestSMSBatchQuietHoursRounds(t *testing.T) {
+	h := newSMSHarness(t, 0, []int{0})
+	now := h.env.Now().UTC()
+	first, second := now.Add(3*time.Hour).Truncate(time.Minute), now.Add(9*time.Hour).Truncate(time.Minute)
+	h.rounds = []workflows.SMSRound{{Recipients: 2}, {At: first, Recipients: 501}, {At: second, Recipients: 1}}
+	in := batchInput(504)
+	in.QuietHours = &sms.QuietHours{Start: 21 * 60, End: 8 * 60}
+	h.run(t, workflows.SMSBatchWorkflowName, in)
+
+	require.Equal(t, []workflows.SMSReleaseInput{{BatchID: batchID, At: first}, {BatchID: batchID, At: second}}, h.releases)
+	require.Equal(t, map[string]workflows.SMSBatchPartInput{
+		"sms-batch-7-part-1":         {BatchID: batchID, Offset: 0, Limit: partSize},
+		"sms-batch-7-round-1-part-1": {BatchID: batchID, Offset: 0, Limit: partSize, Round: first},
+		"sms-batch-7-round-1-part-2": {BatchID: batchID, Offset: 500, Limit: partSize, Round: first},
+		"sms-batch-7-round-2-part-1": {BatchID: batchID, Offset: 0, Limit: partSize, Round: second},
+	}, h.parts)
+	require.Len(t, h.attempts, 504)
+	require.Equal(t, in.QuietHours, h.starts[0].In.QuietHours)
+	require.False(t, h.starts[0].In.Scheduled)
+	require.Equal(t, []string{workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSRelease, workflows.ActSMSSend,
+		workflows.ActSMSRelease, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+}
+
+// A cancel signal ends the wait for sendAt at once: nothing is started or
+// sent, and the batch concludes (the cancel was recorded in Postgres).
+func TestSMSBatchCanceledWhileScheduled(t *testing.T) {
+	h := newSMSHarness(t, 3, []int{0})
+	in := batchInput(3)
+	in.SendAt = h.env.Now().Add(48 * time.Hour)
+	var canceledAt time.Time
+	h.env.RegisterDelayedCallback(func() {
+		canceledAt = h.env.Now()
+		h.env.SignalWorkflow(workflows.SMSCancelSignal, nil)
+	}, time.Hour)
+	h.run(t, workflows.SMSBatchWorkflowName, in)
+
+	require.Empty(t, h.starts)
+	require.Empty(t, h.attempts)
+	require.Equal(t, []string{workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+	require.Less(t, h.refresh[0].At.Sub(canceledAt), time.Minute, "concluded long after the cancel")
+}
+
+// A cancel while recipients wait for their quiet hours starts no further
+// round; the recipients sent before stay sent.
+func TestSMSBatchCanceledWhileWaiting(t *testing.T) {
+	h := newSMSHarness(t, 0, []int{0})
+	h.rounds = []workflows.SMSRound{{Recipients: 2}, {At: h.env.Now().Add(5 * time.Hour).UTC().Truncate(time.Minute), Recipients: 3}}
+	in := batchInput(5)
+	in.QuietHours = &sms.QuietHours{Start: 21 * 60, End: 8 * 60}
+	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SMSCancelSignal, nil) }, 2*time.Hour)
+	h.run(t, workflows.SMSBatchWorkflowName, in)
+
+	require.Equal(t, map[int64]int{1: 1, 2: 1}, h.attempts)
+	require.Empty(t, h.releases)
+	require.Equal(t, []string{workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+}
+
+// A single scheduled message waits for sendAt, then for its quiet hours,
+// then is sent; canceled while it waits, it is never sent and the workflow
+// ends without watching a delivery.
+func TestSMSMessageScheduled(t *testing.T) {
+	t.Run("sent", func(t *testing.T) {
+		h := newSMSHarness(t, 0, []int{0})
+		sendAt := h.env.Now().Add(2 * time.Hour).UTC()
+		quietEnd := sendAt.Add(4 * time.Hour).Truncate(time.Minute)
+		h.rounds = []workflows.SMSRound{{At: quietEnd, Recipients: 1}}
+		in := workflows.SMSMessageInput{MessageID: 42, RefreshEvery: time.Minute,
+			Schedule: workflows.Schedule{SendAt: sendAt, QuietHours: &sms.QuietHours{Start: 0, End: 8 * 60}}}
+		h.run(t, workflows.SMSMessageWorkflowName, in)
+		require.Equal(t, map[int64]int{42: 1}, h.attempts)
+		require.Equal(t, []workflows.SMSReleaseInput{{MessageID: 42, At: quietEnd}}, h.releases)
+		require.False(t, h.starts[0].At.Before(sendAt))
+		require.Equal(t, []string{workflows.ActSMSStart, workflows.ActSMSRelease, workflows.ActSMSSend, workflows.ActSMSRefresh}, h.phases())
+	})
+	t.Run("canceled", func(t *testing.T) {
+		h := newSMSHarness(t, 0, []int{0})
+		in := workflows.SMSMessageInput{MessageID: 42, RefreshEvery: time.Minute,
+			Schedule: workflows.Schedule{SendAt: h.env.Now().Add(2 * time.Hour)}}
+		h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SMSCancelSignal, nil) }, time.Minute)
+		h.run(t, workflows.SMSMessageWorkflowName, in)
+		require.Empty(t, h.attempts)
+		require.Empty(t, h.order)
+	})
 }
 
 func refreshInputs(calls []refreshCall) []workflows.SMSRefreshInput {

@@ -223,6 +223,28 @@ async function sms(): Promise<string> {
   return out + `${page.data?.data.messages.length} ${updated.data?.data.unreadCount} ${reply.data?.data.status}`;
 }
 
+async function scheduledSMS(): Promise<string> {
+  const sent = await api.POST("/api/v1/sms", {
+    body: {
+      from: "+15550001111",
+      body: "Doors open at 7",
+      recipients: [{ phone: "+15550002222" }, { phone: "+15550003333" }],
+      sendAt: "2026-12-24T18:00:00Z",
+      quietHours: { start: "21:00", end: "08:00" },
+    },
+  });
+  if (!sent.data) return sent.error.error.code;
+  const result = sent.data.data;
+  if ("jobId" in result) {
+    const canceled = await api.POST("/api/v1/sms/jobs/{id}/cancel", { params: { path: { id: result.jobId } } });
+    if (!canceled.data) return canceled.error.error.code;
+    const b = canceled.data.data;
+    return `${b.status} ${b.canceledCount} ${b.waitingCount} ${b.sendAt} ${b.quietHours?.start ?? "none"}`;
+  }
+  const canceled = await api.POST("/api/v1/sms/messages/{id}/cancel", { params: { path: { id: result.messageId } } });
+  return canceled.data ? `${canceled.data.data.status} ${canceled.data.data.notBefore}` : canceled.error.error.code;
+}
+
 export async function main(): Promise<string[]> {
   const file = new File([new Uint8Array([0, 1, 2])], "talk.mp4", { type: "video/mp4" });
   return [
@@ -235,6 +257,7 @@ export async function main(): Promise<string[]> {
     String(await webhookEndpoints()),
     String(await notifications()),
     await sms(),
+    await scheduledSMS(),
     onEvent({ id: "evt_1", type: "sms.message.received", created_at: "2026-01-01T00:00:00Z", data: {} as Schemas["SMSMessage"] }),
     String(onTranscriptionDone({} as TranscriptionDone)),
   ];

@@ -18,7 +18,9 @@ import (
 	"parley/platform/problem"
 	"parley/rules/apikey"
 	"parley/rules/billing"
+	"parley/rules/sms"
 	"parley/service/accounts"
+	"parley/service/messaging"
 	"parley/service/wiring"
 	"parley/storage"
 )
@@ -34,6 +36,7 @@ const adminUsage = `usage: parley admin <command> [flags]
   number add --account ID --phone E164
   sms countries --account ID --set US,IL,GB
   sms quota --account ID --country CC|*|free --per-day N
+  sms quiet-hours --account ID --start HH:MM --end HH:MM | --off    (the account's default, in each recipient's local time)
   price set --item transcription|voice_cleanup|subtitle_burn|voice_minute --usd X   (per minute)
   price set --item sms:CC --usd X --cost-usd Y                                      (per segment)
   voice agent add --account ID|EMAIL --agent-id AGENT [--name NAME]
@@ -50,18 +53,19 @@ type adminCommand func(ctx context.Context, svc wiring.Services, fs *flag.FlagSe
 // adminCommands are the admin commands by name (one, two or three words).
 func adminCommands() map[string]adminCommand {
 	return map[string]adminCommand{
-		"account create": accountCreate,
-		"account update": accountUpdate,
-		"number add":     numberAdd,
-		"sms countries":  smsCountries,
-		"sms quota":      smsQuota,
-		"credit add":     creditAdd,
-		"key create":     keyCreate,
-		"key revoke":     keyRevoke,
-		"limits set":     limitsSet,
-		"price set":      priceSet,
-		"bootstrap-dev":  bootstrapDev,
-		"console-link":   consoleLink,
+		"account create":  accountCreate,
+		"account update":  accountUpdate,
+		"number add":      numberAdd,
+		"sms countries":   smsCountries,
+		"sms quota":       smsQuota,
+		"sms quiet-hours": smsQuietHours,
+		"credit add":      creditAdd,
+		"key create":      keyCreate,
+		"key revoke":      keyRevoke,
+		"limits set":      limitsSet,
+		"price set":       priceSet,
+		"bootstrap-dev":   bootstrapDev,
+		"console-link":    consoleLink,
 
 		"voice agent add":    voiceAgentAdd,
 		"voice agent list":   voiceAgentList,
@@ -389,6 +393,36 @@ func smsCountries(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, ar
 	}
 	c, err := svc.Accounts.SetSMSCountries(ctx, *account, splitList(*set))
 	return c, accountErr(*account, err)
+}
+
+// quietHoursSetting is an account's default quiet hours as the CLI prints
+// them; QuietHours is null when they are off.
+type quietHoursSetting struct {
+	Account    string                    `json:"account"`
+	QuietHours *messaging.QuietHoursView `json:"quiet_hours"`
+}
+
+func smsQuietHours(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	start := fs.String("start", "", "")
+	end := fs.String("end", "", "")
+	off := fs.Bool("off", false, "")
+	if err := parse(fs, args, "account"); err != nil {
+		return nil, err
+	}
+	out := quietHoursSetting{Account: *account}
+	var q *sms.QuietHours
+	switch {
+	case *off && (*start != "" || *end != ""):
+		return nil, errors.New("--off takes no --start or --end")
+	case !*off:
+		w, err := sms.ParseQuietHours(*start, *end)
+		if err != nil {
+			return nil, fmt.Errorf("--%w", err)
+		}
+		q, out.QuietHours = &w, &messaging.QuietHoursView{Start: w.StartClock(), End: w.EndClock()}
+	}
+	return out, accountErr(*account, svc.SMS.SetQuietHours(ctx, *account, q))
 }
 
 func smsQuota(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args []string) (any, error) {

@@ -106,6 +106,17 @@ func TestAdminCommands(t *testing.T) {
 	if v := must(t, "admin", "sms", "quota", "--account", id, "--country", "US", "--per-day", "500"); v["per_day"] != 500.0 {
 		t.Fatalf("sms quota: %v", v)
 	}
+	if v := must(t, "admin", "sms", "quiet-hours", "--account", id, "--start", "21:00", "--end", "08:00"); v["quiet_hours"].(map[string]any)["start"] != "21:00" {
+		t.Fatalf("sms quiet-hours: %v", v)
+	}
+	var quiet [2]*string
+	if err := db.NewRaw("SELECT sms_quiet_start, sms_quiet_end FROM accounts WHERE id = ?", id).Scan(ctx, &quiet[0], &quiet[1]); err != nil ||
+		quiet[0] == nil || *quiet[0] != "21:00" || quiet[1] == nil || *quiet[1] != "08:00" {
+		t.Fatalf("stored quiet hours %v (%v), want 21:00-08:00", quiet, err)
+	}
+	if v := must(t, "admin", "sms", "quiet-hours", "--account", id, "--off"); v["quiet_hours"] != nil {
+		t.Fatalf("sms quiet-hours --off: %v", v)
+	}
 	if v := must(t, "admin", "price", "set", "--item", "sms:GB", "--usd", "0.04", "--cost-usd", "0.03"); v["micros"] != 40000.0 || v["cost_usd"] != 0.03 {
 		t.Fatalf("sms price: %v", v)
 	}
@@ -120,6 +131,10 @@ func TestAdminCommands(t *testing.T) {
 		{"admin", "account", "update", "--id", id, "--paid", "--free"},
 		{"admin", "sms", "countries", "--account", id, "--set", "usa"},
 		{"admin", "sms", "quota", "--account", id, "--country", "US", "--per-day", "-1"},
+		{"admin", "sms", "quiet-hours", "--account", id, "--start", "21:00", "--end", "21:00"},
+		{"admin", "sms", "quiet-hours", "--account", id, "--start", "9pm", "--end", "08:00"},
+		{"admin", "sms", "quiet-hours", "--account", id, "--off", "--start", "21:00"},
+		{"admin", "sms", "quiet-hours", "--account", "acc_missing", "--off"},
 		{"admin", "price", "set", "--item", "sms:US", "--usd", "0.01"},
 		{"admin", "key", "create", "--account", id, "--name", "x", "--scopes", "admin:keys"},
 		{"admin", "key", "create", "--account", id, "--name", "x", "--scopes", "profile:read", "--expires-in", "9000h"},

@@ -139,8 +139,12 @@
       showStatus(document.getElementById("status"), s.status, s.label);
       document.getElementById("sent").textContent = s.sent;
       document.getElementById("failed").textContent = s.failed;
+      document.getElementById("waiting").textContent = s.waiting;
+      document.getElementById("canceled").textContent = s.canceled;
       document.getElementById("price").textContent = s.price;
-      if (bar) { bar.value = s.sent + s.failed; if (s.final) bar.hidden = true; }
+      if (bar) { bar.value = s.sent + s.failed + s.canceled; if (s.final) bar.hidden = true; }
+      const cancel = document.getElementById("cancel-form");
+      if (cancel && s.final) cancel.hidden = true;
       for (const [id, r] of Object.entries(s.rows)) {
         const row = document.getElementById("r-" + id);
         if (!row) continue;

@@ -48,6 +48,8 @@ func Declared() []Refusal {
 			Code: problem.NotFound, Status: http.StatusNotFound},
 		{Name: "model.ErrConflict", Err: fmt.Errorf("%w: agents_pkey", model.ErrConflict),
 			Code: problem.Conflict, Status: http.StatusConflict},
+		{Name: "model.ErrSendConcluded", Err: fmt.Errorf("cancel sms batch 4: %w", model.ErrSendConcluded),
+			Code: problem.BatchAlreadyConcluded, Status: http.StatusConflict},
 		{Name: "model.ErrKeyReused", Err: fmt.Errorf("post: %w", model.ErrKeyReused),
 			Code: problem.Internal, Status: http.StatusInternalServerError,
 			Why: "ledger keys are the platform's own (job and stage), so a reused one is a bug of ours, not a client's request"},

@@ -51,6 +51,7 @@ const (
 	CountryNotEnabled       = "COUNTRY_NOT_ENABLED"
 	SMSDailyQuotaExceeded   = "SMS_DAILY_QUOTA_EXCEEDED"
 	SMSNotConfigured        = "SMS_NOT_CONFIGURED"
+	BatchAlreadyConcluded   = "BATCH_ALREADY_CONCLUDED"
 	ServiceUnavailable      = "SERVICE_UNAVAILABLE"
 	Internal                = "INTERNAL_ERROR"
 	ConversationNotFound    = "CONVERSATION_NOT_FOUND"
@@ -98,6 +99,7 @@ var codes = []string{
 	CountryNotEnabled,
 	SMSDailyQuotaExceeded,
 	SMSNotConfigured,
+	BatchAlreadyConcluded,
 	ConversationNotFound,
 	ServiceUnavailable,
 	Internal,

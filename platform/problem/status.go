@@ -45,6 +45,7 @@ var statuses = map[string]int{
 	CountryNotEnabled:       http.StatusForbidden,
 	SMSDailyQuotaExceeded:   http.StatusTooManyRequests,
 	SMSNotConfigured:        http.StatusServiceUnavailable,
+	BatchAlreadyConcluded:   http.StatusConflict,
 	ServiceUnavailable:      http.StatusServiceUnavailable,
 	Internal:                http.StatusInternalServerError,
 	ConversationNotFound:    http.StatusNotFound,

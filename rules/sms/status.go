@@ -1,25 +1,34 @@
 package sms
 
-// Message directions and statuses. Outbound: Queued (admitted, its price
-// reserved) -> Sending (the carrier accepted it; charged) -> Sent ->
-// Delivered | Undelivered | Failed; inbound: Received.
+// Message directions and statuses. Outbound: [Scheduled (admitted for a
+// later sendAt) ->] [Waiting (inside its recipient's quiet hours) ->] Queued
+// (admitted, its price reserved) -> Sending (the carrier accepted it;
+// charged) -> Sent -> Delivered | Undelivered | Failed; a message not yet
+// handed to the carrier may end Canceled instead. Inbound: Received.
 const (
 	Outbound = "outbound"
 	Inbound  = "inbound"
 
+	Scheduled   = "scheduled"
+	Waiting     = "waiting"
 	Queued      = "queued"
 	Sending     = "sending"
 	Sent        = "sent"
 	Delivered   = "delivered"
 	Undelivered = "undelivered"
 	Failed      = "failed"
+	Canceled    = "canceled"
 	Received    = "received"
 )
+
+// Unsent are the statuses of an outbound message the carrier has not been
+// handed yet: its price is held in reserve, and a cancel may still stop it.
+var Unsent = []string{Scheduled, Waiting, Queued}
 
 // rank orders outbound statuses: a status only ever moves to a higher rank,
 // so late or repeated carrier callbacks (which arrive out of order) never
 // move a message back.
-var rank = map[string]int{Queued: 0, Sending: 1, Sent: 2, Delivered: 3, Undelivered: 3, Failed: 3}
+var rank = map[string]int{Queued: 0, Sending: 1, Sent: 2, Delivered: 3, Undelivered: 3, Failed: 3, Canceled: 3}
 
 // Final reports whether an outbound status is final.
 func Final(status string) bool { return rank[status] == 3 }

@@ -52,8 +52,10 @@ type Deps struct {
 	SMS      SMSStore
 	Prices   SMSPrices
 	Temporal workflows.Starter
-	Log      *logrus.Logger
-	Now      func() time.Time
+	// Signals reach a running send's workflow (a cancel).
+	Signals Signaler
+	Log     *logrus.Logger
+	Now     func() time.Time
 }
 
 // Service sends SMS.
@@ -83,6 +85,17 @@ type SendRequest struct {
 	From       string
 	Body       string
 	Recipients []Recipient
+	// SendAt schedules the send; nil: at once.
+	SendAt *time.Time
+	// QuietHours overrides the account's default quiet hours; nil keeps it.
+	QuietHours *QuietHoursChoice
+}
+
+// QuietHoursChoice is a send's own quiet hours: Off turns the account's
+// default off for the send, else Start and End ("HH:MM") are the window.
+type QuietHoursChoice struct {
+	Off        bool
+	Start, End string
 }
 
 // Sent is the outcome of a single send: the message as the carrier left it
@@ -100,6 +113,8 @@ type Queued struct {
 	EstimatedPrice billing.Micros
 	EstimatedCost  billing.Micros
 	PerCountry     map[string]int
+	// SendAt is when a scheduled batch starts.
+	SendAt *time.Time
 }
 
 // SendResult is a single message's outcome or a batch's admission.
@@ -139,28 +154,35 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		return SendResult{}, err
 	}
 	log := s.d.Log.WithFields(logrus.Fields{"account_id": req.AccountID, "from": from.Phone, "recipients": len(send.Messages)})
+	schedule := workflows.Schedule{SendAt: send.SendAt, QuietHours: send.QuietHours}
 	if !send.Batch {
 		m := send.Messages[0]
 		job := workflows.Job{AccountID: req.AccountID, Kind: jobspec.SMSMessage, ID: m.ID,
 			Summary: fmt.Sprintf("SMS to %s (%s, %d segment(s))", m.ToPhone, m.Country, m.Segments)}
-		in := workflows.SMSMessageInput{MessageID: m.ID, RefreshEvery: s.d.Config.RefreshEvery}
+		in := workflows.SMSMessageInput{MessageID: m.ID, RefreshEvery: s.d.Config.RefreshEvery, Schedule: schedule}
 		if err := workflows.StartSMSMessage(ctx, s.d.Temporal, job, in); err != nil {
 			return SendResult{}, s.notStarted(ctx, log, 0, m.ID, err)
 		}
 		log.WithField("workflow_id", workflows.SMSMessageWorkflowID(m.ID)).Info("sms admitted")
+		if m.Status == sms.Scheduled {
+			return SendResult{Single: &Sent{Message: NewSentView(m)}}, nil
+		}
 		sent := s.await(ctx, log, m)
 		return SendResult{Single: &sent}, nil
 	}
 	job := workflows.Job{AccountID: req.AccountID, Kind: jobspec.SMSBatch, ID: batchID,
 		Summary: fmt.Sprintf("SMS batch of %d recipients from %s", len(send.Messages), from.Phone)}
 	in := workflows.SMSBatchInput{BatchID: batchID, Recipients: len(send.Messages), RefreshEvery: s.d.Config.RefreshEvery,
-		AccountID: req.AccountID}
+		AccountID: req.AccountID, Schedule: schedule}
 	if err := workflows.StartSMSBatch(ctx, s.d.Temporal, job, in); err != nil {
 		return SendResult{}, s.notStarted(ctx, log, batchID, 0, err)
 	}
 	log.WithField("workflow_id", workflows.SMSBatchWorkflowID(batchID)).Info("sms batch admitted")
-	return SendResult{Batch: &Queued{BatchID: batchID, Recipients: len(send.Messages),
-		EstimatedPrice: estimate, EstimatedCost: cost, PerCountry: perCountry}}, nil
+	q := &Queued{BatchID: batchID, Recipients: len(send.Messages), EstimatedPrice: estimate, EstimatedCost: cost, PerCountry: perCountry}
+	if !send.SendAt.IsZero() {
+		q.SendAt = &send.SendAt
+	}
+	return SendResult{Batch: q}, nil
 }
 
 // notStarted fails what was admitted when its workflow could not start, so
@@ -190,6 +212,8 @@ func (s *Service) await(ctx context.Context, log *logrus.Entry, admitted model.S
 		switch {
 		case err != nil:
 			log.WithError(err).WithField("message_id", admitted.ID).Warn("read an admitted sms; retrying")
+		case m.Status == sms.Waiting:
+			return Sent{Message: NewSentView(m)} // held by quiet hours: not answered yet
 		case m.Status != sms.Queued:
 			return Sent{Message: NewSentView(m), Answered: true}
 		default:
@@ -231,10 +255,71 @@ func (s *Service) validate(ctx context.Context, req SendRequest) (model.SMSSend,
 	if err != nil {
 		return none, from, err
 	}
+	send := model.SMSSend{AccountID: req.AccountID, From: from, Batch: len(messages) > 1, Messages: messages}
+	if send.SendAt, err = s.sendAt(req.SendAt); err != nil {
+		return none, from, err
+	}
+	if send.QuietHours, err = quietHours(acc, req.QuietHours); err != nil {
+		return none, from, err
+	}
 	if err := s.price(ctx, acc, messages); err != nil {
 		return none, from, err
 	}
-	return model.SMSSend{AccountID: req.AccountID, From: from, Batch: len(messages) > 1, Messages: messages}, from, nil
+	return send, from, nil
+}
+
+// Scheduling bounds: a sendAt from MinSendAhead to MaxSendAhead from now.
+const (
+	MinSendAhead = time.Minute
+	MaxSendAhead = 90 * 24 * time.Hour
+)
+
+// sendAt checks a send's schedule against the service's clock; zero: none.
+func (s *Service) sendAt(at *time.Time) (time.Time, error) {
+	if at == nil {
+		return time.Time{}, nil
+	}
+	now := s.d.Now()
+	switch {
+	case at.Before(now.Add(MinSendAhead)):
+		return time.Time{}, problem.Invalid("sendAt", "must be at least 1 minute ahead")
+	case at.After(now.Add(MaxSendAhead)):
+		return time.Time{}, problem.Invalid("sendAt", "must be at most 90 days ahead")
+	}
+	return at.UTC(), nil
+}
+
+// quietHours are the window a send keeps: its own, none when it turns the
+// default off, else the account's default.
+func quietHours(acc model.Account, c *QuietHoursChoice) (*sms.QuietHours, error) {
+	switch {
+	case c == nil && acc.SMSQuietStart == nil:
+		return nil, nil
+	case c == nil:
+		q, err := sms.ParseQuietHours(*acc.SMSQuietStart, *acc.SMSQuietEnd)
+		if err != nil {
+			return nil, fmt.Errorf("account %s quiet hours: %w", acc.ID, err)
+		}
+		return &q, nil
+	case c.Off:
+		return nil, nil
+	}
+	q, err := ParseQuietHours(c.Start, c.End, "quietHours")
+	if err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// ParseQuietHours reads a window, refusing a malformed bound as a
+// VALIDATION_ERROR naming field.start or field.end.
+func ParseQuietHours(start, end, field string) (sms.QuietHours, error) {
+	q, err := sms.ParseQuietHours(start, end)
+	var bad *sms.QuietHoursError
+	if errors.As(err, &bad) {
+		return q, problem.Invalid(field+"."+bad.Field, bad.Reason)
+	}
+	return q, err
 }
 
 // Render checks each recipient in order (number, template variables,
@@ -339,7 +424,7 @@ func (s *Service) checkQuota(u model.SMSUsage, messages []model.SMSMessage) erro
 		for _, n := range u.SentToday {
 			used += n
 		}
-		limit := s.limit(overrides, "free")
+		limit := sms.DailyLimit(s.d.Config.Quotas, overrides, sms.QuotaFree)
 		if used+len(messages) > limit {
 			return quotaExceeded(used, limit, len(messages), nil)
 		}
@@ -354,32 +439,13 @@ func (s *Service) checkQuota(u model.SMSUsage, messages []model.SMSMessage) erro
 		requested[m.Country]++
 	}
 	for _, c := range order {
-		used, limit := u.SentToday[c], s.limit(overrides, c)
+		used, limit := u.SentToday[c], sms.DailyLimit(s.d.Config.Quotas, overrides, c)
 		if used+requested[c] > limit {
 			country := c
 			return quotaExceeded(used, limit, requested[c], &country)
 		}
 	}
 	return nil
-}
-
-// limit is the daily quota for a key ("free" or a country): the account's
-// own for it, else the account's "*" (countries only), else the platform's
-// for it, else the platform's "*".
-func (s *Service) limit(overrides map[string]int, key string) int {
-	candidates := []struct {
-		quotas map[string]int
-		key    string
-	}{{overrides, key}, {overrides, "*"}, {s.d.Config.Quotas, key}, {s.d.Config.Quotas, "*"}}
-	for _, c := range candidates {
-		if c.key == "*" && key == "free" {
-			continue
-		}
-		if n, ok := c.quotas[c.key]; ok {
-			return n
-		}
-	}
-	return 0
 }
 
 func quotaExceeded(used, limit, requested int, country *string) error {

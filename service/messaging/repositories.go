@@ -28,6 +28,9 @@ type SMSStore interface {
 	ThreadMessages(ctx context.Context, threadID, before int64, limit int) ([]model.SMSMessage, error)
 	UpdateThread(ctx context.Context, accountID string, id int64, ch model.ThreadChange, now time.Time) (model.SMSThread, error)
 	Receive(ctx context.Context, in model.Inbound, now time.Time) (m model.SMSMessage, stored bool, err error)
+	CancelBatch(ctx context.Context, accountID string, id int64) (model.SMSBatch, error)
+	CancelMessage(ctx context.Context, accountID string, id int64) (model.SMSMessage, error)
+	SetQuietHours(ctx context.Context, accountID string, start, end *string) error
 }
 
 // SMSPrices reads what a segment to each country costs.

@@ -12,17 +12,35 @@ import (
 // the API serves it and the sms.batch.completed event carries it, so a
 // webhook's data is the batch exactly as its GET shows it.
 type BatchView struct {
-	ID              int64           `json:"id"`
-	Status          string          `json:"status"`
-	TotalRecipients int             `json:"totalRecipients"`
-	SentCount       int             `json:"sentCount"`
-	FailedCount     int             `json:"failedCount"`
-	TotalCostUSD    float64         `json:"totalCostUsd"`
-	TotalPriceUSD   float64         `json:"totalPriceUsd"`
-	CreatedAt       time.Time       `json:"createdAt"`
-	StartedAt       *time.Time      `json:"startedAt"`
-	CompletedAt     *time.Time      `json:"completedAt"`
-	Recipients      []RecipientView `json:"recipients"`
+	ID              int64      `json:"id"`
+	Status          string     `json:"status"`
+	TotalRecipients int        `json:"totalRecipients"`
+	SentCount       int        `json:"sentCount"`
+	FailedCount     int        `json:"failedCount"`
+	TotalCostUSD    float64    `json:"totalCostUsd"`
+	TotalPriceUSD   float64    `json:"totalPriceUsd"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	StartedAt       *time.Time `json:"startedAt"`
+	CompletedAt     *time.Time `json:"completedAt"`
+	// SendAt is when a scheduled batch starts (null: at once); QuietHours
+	// the window it keeps in each recipient's local time (null: none).
+	SendAt     *time.Time      `json:"sendAt"`
+	QuietHours *QuietHoursView `json:"quietHours"`
+	// WaitingCount counts the recipients held by quiet hours; NextSendAt is
+	// the earliest time a scheduled or waiting recipient goes and
+	// WaitingUntil the latest (both null when none is).
+	WaitingCount  int             `json:"waitingCount"`
+	NextSendAt    *time.Time      `json:"nextSendAt"`
+	WaitingUntil  *time.Time      `json:"waitingUntil"`
+	CanceledCount int             `json:"canceledCount"`
+	CanceledAt    *time.Time      `json:"canceledAt"`
+	Recipients    []RecipientView `json:"recipients"`
+}
+
+// QuietHoursView is a quiet-hours window, "HH:MM" each.
+type QuietHoursView struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
 }
 
 // RecipientView is one recipient row of a batch.
@@ -38,6 +56,21 @@ type RecipientView struct {
 	ErrorMessage *string `json:"errorMessage"`
 	PriceUSD     float64 `json:"priceUsd"`
 	CostUSD      float64 `json:"costUsd"`
+	// NotBefore is when a scheduled recipient's send starts, or when a
+	// waiting one's quiet hours end; null otherwise.
+	NotBefore *time.Time `json:"notBefore"`
+}
+
+// notBefore is the earliest a message not yet sent may go: its send time
+// while scheduled, the end of its quiet hours while waiting.
+func notBefore(m model.SMSMessage) *time.Time {
+	switch m.Status {
+	case sms.Scheduled:
+		return utc(m.SendAt)
+	case sms.Waiting:
+		return utc(m.NotBefore)
+	}
+	return nil
 }
 
 // NewBatchView shapes a batch and its messages (in recipient order). The
@@ -45,7 +78,11 @@ type RecipientView struct {
 // or undelivered; the totals add what was charged.
 func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 	v := BatchView{ID: b.ID, Status: b.Status, TotalRecipients: b.TotalRecipients, CreatedAt: b.CreatedAt.UTC(),
-		StartedAt: utc(b.StartedAt), CompletedAt: utc(b.CompletedAt), Recipients: make([]RecipientView, len(ms))}
+		StartedAt: utc(b.StartedAt), CompletedAt: utc(b.CompletedAt), SendAt: utc(b.SendAt), CanceledAt: utc(b.CanceledAt),
+		Recipients: make([]RecipientView, len(ms))}
+	if b.QuietStart != nil && b.QuietEnd != nil {
+		v.QuietHours = &QuietHoursView{Start: *b.QuietStart, End: *b.QuietEnd}
+	}
 	var price, cost billing.Micros
 	for i, m := range ms {
 		p, c := Charged(m)
@@ -56,10 +93,21 @@ func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 			v.SentCount++
 		case sms.Failed, sms.Undelivered:
 			v.FailedCount++
+		case sms.Waiting:
+			v.WaitingCount++
+		case sms.Canceled:
+			v.CanceledCount++
+		}
+		at := notBefore(m)
+		if at != nil && (v.NextSendAt == nil || at.Before(*v.NextSendAt)) {
+			v.NextSendAt = at
+		}
+		if at != nil && m.Status == sms.Waiting && (v.WaitingUntil == nil || at.After(*v.WaitingUntil)) {
+			v.WaitingUntil = at
 		}
 		v.Recipients[i] = RecipientView{ID: m.ID, To: m.ToPhone, Country: m.Country, Body: m.Body, Segments: m.Segments,
 			Encoding: m.Encoding, Status: m.Status, ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage,
-			PriceUSD: p.USD(), CostUSD: c.USD()}
+			PriceUSD: p.USD(), CostUSD: c.USD(), NotBefore: at}
 	}
 	v.TotalPriceUSD, v.TotalCostUSD = price.USD(), cost.USD()
 	return v
@@ -162,6 +210,8 @@ type SentView struct {
 	UpstreamMessageID *string `json:"upstreamMessageId"`
 	ErrorCode         *string `json:"errorCode"`
 	ErrorMessage      *string `json:"errorMessage"`
+	// NotBefore is as a batch recipient's (RecipientView).
+	NotBefore *time.Time `json:"notBefore"`
 }
 
 // NewSentView shapes a single send's message; a price is only shown once
@@ -169,7 +219,7 @@ type SentView struct {
 func NewSentView(m model.SMSMessage) SentView {
 	v := SentView{MessageID: m.ID, ThreadID: m.ThreadID, To: m.ToPhone, Country: m.Country, Status: m.Status,
 		Segments: m.Segments, Encoding: m.Encoding, UpstreamMessageID: m.UpstreamSID,
-		ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage}
+		ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage, NotBefore: notBefore(m)}
 	p, c := Charged(m)
 	v.PriceUSD, v.CostUSD = p.USD(), c.USD()
 	return v
@@ -182,10 +232,13 @@ type BatchAccepted struct {
 	EstimatedCostUSD  float64        `json:"estimatedCostUsd"`
 	EstimatedPriceUSD float64        `json:"estimatedPriceUsd"`
 	PerCountry        map[string]int `json:"perCountry"`
+	// SendAt is when a scheduled batch starts; null: at once.
+	SendAt *time.Time `json:"sendAt"`
 }
 
 // NewBatchAccepted shapes an admitted batch.
 func NewBatchAccepted(q Queued) BatchAccepted {
 	return BatchAccepted{JobID: q.BatchID, RecipientCount: q.Recipients,
-		EstimatedCostUSD: q.EstimatedCost.USD(), EstimatedPriceUSD: q.EstimatedPrice.USD(), PerCountry: q.PerCountry}
+		EstimatedCostUSD: q.EstimatedCost.USD(), EstimatedPriceUSD: q.EstimatedPrice.USD(), PerCountry: q.PerCountry,
+		SendAt: utc(q.SendAt)}
 }

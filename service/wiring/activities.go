@@ -76,7 +76,7 @@ func Activities(d ActivityDeps) (activities.Set, error) {
 			return acts, err
 		}
 		acts.SMS = &activities.SMS{Store: store.SMS, Carrier: carrier,
-			StatusCallback: cfg.BaseURL + "/hooks/twilio/sms/status", Events: events, Now: time.Now}
+			StatusCallback: cfg.BaseURL + "/hooks/twilio/sms/status", Events: events, Now: time.Now, Quotas: cfg.SMSDailyQuotas}
 	}
 	return acts, nil
 }

@@ -82,10 +82,12 @@ func New(d Deps) Services {
 		Webhooks: webhooks.New(store.Webhooks, guard, d.Temporal, cfg.WebhookRetries),
 		Push:     notify.NewSubscriptions(store.Push, guard),
 	}
+	// The Temporal client signals too; the operator CLI runs without one.
+	signals, _ := d.Temporal.(messaging.Signaler)
 	s.SMS = messaging.New(messaging.Deps{
 		Config: messaging.Config{Countries: cfg.SMSCountries, Quotas: cfg.SMSDailyQuotas,
 			Wait: smsWait, RefreshEvery: cfg.SMSRefreshEvery, CarrierAuthToken: cfg.TwilioAuthToken, PublicOrigin: cfg.BaseURL},
-		Accounts: store.Accounts, SMS: store.SMS, Prices: store.Prices, Temporal: d.Temporal, Log: d.Log, Now: d.Now,
+		Accounts: store.Accounts, SMS: store.SMS, Prices: store.Prices, Temporal: d.Temporal, Signals: signals, Log: d.Log, Now: d.Now,
 	})
 	return s
 }
