@@ -196,7 +196,7 @@ func TestJobListFilters(t *testing.T) {
 		"literal % and _":   {model.JobFilter{FileName: "_100%"}, []int64{b}},
 		"a wildcard is not": {model.JobFilter{FileName: "b%d"}, []int64{}},
 		"statuses":          {model.JobFilter{Statuses: []string{jobspec.Done, jobspec.Failed}}, []int64{d, b, a}},
-		"days":              {model.JobFilter{From: day(2).Truncate(24 * time.Hour), To: day(3).Truncate(24 * time.Hour).AddDate(0, 0, 1)}, []int64{c, b}},
+		"days":              {model.JobFilter{From: day(2).Truncate(24 * time.Hour), To: day(3).Truncate(24*time.Hour).AddDate(0, 0, 1)}, []int64{c, b}},
 		"together":          {model.JobFilter{FileName: "board", Statuses: []string{jobspec.Done}, From: day(2)}, []int64{d}},
 		"page after":        {model.JobFilter{Before: c, Limit: 1}, []int64{b}},
 		"page with filter":  {model.JobFilter{Before: d, FileName: "board", Limit: 1}, []int64{b}},

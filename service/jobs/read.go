@@ -29,8 +29,8 @@ const ListLimit = 50
 // the file name (any case), Status one status or several separated by
 // commas, From and To UTC days (YYYY-MM-DD, both included).
 type Page struct {
-	Limit                        int
-	Before                       int64
+	Limit                      int
+	Before                     int64
 	FileName, Status, From, To string
 }
 
