@@ -60,6 +60,7 @@ type Push interface {
 
 func (c *Console) mountAccount(in *gin.RouterGroup) {
 	in.GET("/account", c.accountPage)
+	in.GET("/account/ledger.csv", c.ledgerCSV)
 	in.GET("/account/keys", c.keysPage)
 	in.POST("/account/keys", c.createKey)
 	in.POST("/account/keys/:id/revoke", c.revokeKey)
@@ -101,7 +102,14 @@ func (c *Console) accountPage(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	c.render(g, http.StatusOK, "account", map[string]any{"Profile": p, "Services": spendRows(p.Usage)})
+	h, err := c.d.Spending.SpendHistory(g.Request.Context(), c.accountID(g))
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	l := c.view(g, "", nil).L
+	chart := newSpendChart(h, func(svc string) string { return l.T("service."+svc, nil) })
+	c.render(g, http.StatusOK, "account", map[string]any{"Profile": p, "Services": spendRows(p.Usage), "Chart": chart})
 }
 
 // spendRow is one service's spend; the catalogue names each service

@@ -29,15 +29,15 @@ func (r Jobs) IndexTranscript(ctx context.Context, jobID int64, words []transcri
 	return nil
 }
 
-// SearchTranscripts finds the passages of an account's transcripts that
-// match q (web search syntax: words, "a phrase", or, -word), for the
+// SearchTranscripts finds the passages of an account's transcripts (of
+// jobs of the kinds listed) that match q (web search syntax: words, "a phrase", or, -word), for the
 // newest limit jobs that have any, below the job id before when it is not
 // zero. Each job comes with how many of its passages match and its first
 // few (PassagesPerJob), in the order they are said, their words marked
 // with model.HitStart and HitEnd. Only what a job's reads would show is
 // searched: undeleted jobs whose transcript is theirs (done, or being
 // re-burned after completing).
-func (r Jobs) SearchTranscripts(ctx context.Context, accountID, q string, before int64, limit int) ([]model.TranscriptHit, error) {
+func (r Jobs) SearchTranscripts(ctx context.Context, accountID, q string, kinds []string, before int64, limit int) ([]model.TranscriptHit, error) {
 	if before == 0 {
 		before = 1<<63 - 1
 	}
@@ -49,7 +49,7 @@ func (r Jobs) SearchTranscripts(ctx context.Context, accountID, q string, before
 		WHERE p.account_id = ?1 AND p.tsv @@ q.q AND p.job_id < ?2
 	), found AS (
 		SELECT m.job_id, count(*) AS matches FROM matched m JOIN jobs j ON j.id = m.job_id
-		WHERE j.deleted_at IS NULL AND (j.status = ?3 OR (j.status = ?4 AND j.completed_at IS NOT NULL))
+		WHERE j.deleted_at IS NULL AND j.kind IN (?8) AND (j.status = ?3 OR (j.status = ?4 AND j.completed_at IS NOT NULL))
 		GROUP BY m.job_id ORDER BY m.job_id DESC LIMIT ?5
 	), firsts AS (
 		SELECT m.job_id, m.seq, row_number() OVER (PARTITION BY m.job_id ORDER BY m.seq) AS n
@@ -62,7 +62,7 @@ func (r Jobs) SearchTranscripts(ctx context.Context, accountID, q string, before
 	JOIN jobs j ON j.id = x.job_id
 	JOIN transcript_passages p ON p.job_id = x.job_id AND p.seq = x.seq, q
 	WHERE x.n <= ?7
-	ORDER BY j.id DESC, p.seq`, q, accountID, before, jobspec.Done, jobspec.Burning, limit, opts, model.PassagesPerJob).Scan(ctx, &hits)
+	ORDER BY j.id DESC, p.seq`, q, accountID, before, jobspec.Done, jobspec.Burning, limit, opts, model.PassagesPerJob, bun.In(kinds)).Scan(ctx, &hits)
 	if err != nil {
 		return nil, fmt.Errorf("search transcripts: %w", err)
 	}

@@ -74,7 +74,7 @@ func TestSearchTranscripts(t *testing.T) {
 
 	search := func(q string, before int64, limit int) []model.TranscriptHit {
 		t.Helper()
-		hits, err := jobs.SearchTranscripts(ctx, acc.ID, q, before, limit)
+		hits, err := jobs.SearchTranscripts(ctx, acc.ID, q, []string{jobspec.Transcription, jobspec.Subtitles}, before, limit)
 		if err != nil {
 			t.Fatalf("search %q: %v", q, err)
 		}
@@ -122,6 +122,12 @@ func TestSearchTranscripts(t *testing.T) {
 		if hits := search(q, 0, 10); len(hits) != 0 {
 			t.Errorf("%q found %+v", q, hits)
 		}
+	}
+
+	// Only the kinds asked for.
+	if hits, err := jobs.SearchTranscripts(ctx, acc.ID, "שלום OR quarterly", []string{jobspec.Transcription}, 0, 10); err != nil ||
+		len(hits) != 1 || hits[0].JobID != talk.ID {
+		t.Fatalf("transcriptions only: %+v, %v", hits, err)
 	}
 
 	// A job's first few matching passages, and how many match.

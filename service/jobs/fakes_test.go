@@ -95,7 +95,7 @@ func (f *fakeJobs) List(_ context.Context, accountID, kind string, filter model.
 
 func (f *fakeJobs) Running(context.Context, string) ([]model.Job, error) { return nil, nil }
 
-func (f *fakeJobs) SearchTranscripts(context.Context, string, string, int64, int) ([]model.TranscriptHit, error) {
+func (f *fakeJobs) SearchTranscripts(context.Context, string, string, []string, int64, int) ([]model.TranscriptHit, error) {
 	return f.hits, nil
 }
 

@@ -22,10 +22,12 @@ const SearchLimit = 20
 const MaxQueryLength = 200
 
 // SearchQuery is a transcript search: the text (web search syntax: words,
-// "a phrase", or, -word), and the page: Limit jobs (SearchLimit when zero
-// or above it) below the job id Before when it is not zero.
+// "a phrase", or, -word), the kinds of job searched (both when empty), and
+// the page: Limit jobs (SearchLimit when zero or above it) below the job id
+// Before when it is not zero.
 type SearchQuery struct {
 	Text   string
+	Kinds  []jobspec.Kind
 	Before int64
 	Limit  int
 }
@@ -80,7 +82,11 @@ func (s *Service) SearchTranscripts(ctx context.Context, accountID string, q Sea
 	if limit <= 0 || limit > SearchLimit {
 		limit = SearchLimit
 	}
-	hits, err := s.d.Jobs.SearchTranscripts(ctx, accountID, text, q.Before, limit)
+	kinds := q.Kinds
+	if len(kinds) == 0 {
+		kinds = []jobspec.Kind{jobspec.Transcription, jobspec.Subtitles}
+	}
+	hits, err := s.d.Jobs.SearchTranscripts(ctx, accountID, text, kinds, q.Before, limit)
 	if err != nil {
 		return SearchResult{}, err
 	}
