@@ -33,7 +33,7 @@ func (c *Console) transcribePage(g *gin.Context) {
 	}
 	data := map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list, "Filter": f, "Deleted": g.Query("deleted")}
 	if len(list) > 0 {
-		data["Older"] = olderLink(g, len(list), jobRows, list[len(list)-1].ID)
+		data["Older"] = olderLink(g, len(list), jobRows, list[len(list)-1].ID, "job-filters")
 	}
 	c.renderJobForm(g, "transcribe", data)
 }
@@ -48,7 +48,7 @@ func (c *Console) subtitlesPage(g *gin.Context) {
 	data := map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list, "Filter": f, "Deleted": g.Query("deleted"),
 		"Fonts": []string{subtitles.DefaultFont, "Noto Sans", "DejaVu Serif"}}
 	if len(list) > 0 {
-		data["Older"] = olderLink(g, len(list), jobRows, list[len(list)-1].ID)
+		data["Older"] = olderLink(g, len(list), jobRows, list[len(list)-1].ID, "job-filters")
 	}
 	c.renderJobForm(g, "subtitles", data)
 }

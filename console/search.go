@@ -53,14 +53,19 @@ func (f jobFilter) page(g *gin.Context) jobs.Page {
 }
 
 // olderLink is the address of the page after a full one: the same query
-// with before set to the lowest id shown; empty after the last page.
-func olderLink(g *gin.Context, shown, full int, lowest int64) string {
+// with before set to the lowest id shown, opened at anchor (when not
+// empty); empty after the last page.
+func olderLink(g *gin.Context, shown, full int, lowest int64, anchor string) string {
 	if shown < full {
 		return ""
 	}
 	q := g.Request.URL.Query()
 	q.Set("before", strconv.FormatInt(lowest, 10))
-	return g.Request.URL.Path + "?" + q.Encode()
+	u := g.Request.URL.Path + "?" + q.Encode()
+	if anchor != "" {
+		u += "#" + anchor
+	}
+	return u
 }
 
 // searchRow is a job whose transcript matches, as the search page shows it.
@@ -115,7 +120,7 @@ func (c *Console) searchPage(g *gin.Context) {
 	}
 	data["Results"], data["Searched"] = rows, true
 	if len(rows) > 0 {
-		data["Older"] = olderLink(g, len(rows), jobs.SearchLimit, res.Jobs[len(res.Jobs)-1].ID)
+		data["Older"] = olderLink(g, len(rows), jobs.SearchLimit, res.Jobs[len(res.Jobs)-1].ID, "")
 	}
 	c.render(g, http.StatusOK, "search", data)
 }
@@ -185,7 +190,7 @@ func (c *Console) messagesPage(g *gin.Context) {
 	}
 	data := map[string]any{"Query": q, "Phone": phone, "Messages": ms}
 	if len(ms) > 0 {
-		data["Older"] = olderLink(g, len(ms), messageRows, ms[len(ms)-1].ID)
+		data["Older"] = olderLink(g, len(ms), messageRows, ms[len(ms)-1].ID, "")
 	}
 	c.render(g, http.StatusOK, "messages", data)
 }
