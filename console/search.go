@@ -166,7 +166,7 @@ func (c *Console) deleteJob(section string) gin.HandlerFunc {
 			c.failProblem(g, err)
 			return
 		}
-		g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/%s?deleted=%d", Base, section, id))
+		g.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/%s?deleted=%d#deleted", Base, section, id))
 	}
 }
 

@@ -76,8 +76,8 @@ type chartPart struct {
 }
 
 type chartTick struct {
-	X     int
-	Label string
+	X             int
+	Label, Anchor string
 }
 
 type legendItem struct{ Service, Fill string }
@@ -102,8 +102,15 @@ func newSpendChart(h accounts.SpendHistory, label func(string) string) spendChar
 		if d.TotalUSD > 0 && d.TotalUSD == h.MaxUSD && ch.MaxDay.IsZero() {
 			ch.MaxDay = d.Day
 		}
-		if i%7 == 0 || i == len(h.Days)-1 {
-			ch.Ticks = append(ch.Ticks, chartTick{X: x + chartBar/2, Label: d.Day.Format("01-02")})
+		// A label a week, and today's; the ends are anchored inside the
+		// chart, and a week's label too near today's is left out.
+		switch last := len(h.Days) - 1; {
+		case i == 0:
+			ch.Ticks = append(ch.Ticks, chartTick{X: x, Label: d.Day.Format("01-02"), Anchor: "start"})
+		case i == last:
+			ch.Ticks = append(ch.Ticks, chartTick{X: x + chartBar, Label: d.Day.Format("01-02"), Anchor: "end"})
+		case i%7 == 0 && last-i > 3:
+			ch.Ticks = append(ch.Ticks, chartTick{X: x + chartBar/2, Label: d.Day.Format("01-02"), Anchor: "middle"})
 		}
 		if d.TotalUSD <= 0 {
 			continue

@@ -36,7 +36,8 @@ func TestSpendChart(t *testing.T) {
 	if ch.Rows[0].Day != "2026-11-01" || strings.Join(ch.Rows[0].Cells, " ") != "$0.5000 $1.5000" || ch.Rows[0].Total != "$2.0000" {
 		t.Fatalf("table row %+v", ch.Rows[0])
 	}
-	if len(ch.Ticks) != 6 || ch.Ticks[0].Label != "10-29" || ch.Ticks[5].Label != "11-27" {
+	if len(ch.Ticks) != 5 || ch.Ticks[0].Label != "10-29" || ch.Ticks[0].Anchor != "start" || ch.Ticks[3].Label != "11-19" ||
+		ch.Ticks[4].Label != "11-27" || ch.Ticks[4].Anchor != "end" {
 		t.Fatalf("ticks %+v", ch.Ticks)
 	}
 }
