@@ -106,6 +106,9 @@ func TestListFiltersAndTranscriptSearch(t *testing.T) {
 		now := time.Now()
 		j := model.Job{AccountID: acc.ID, Kind: kind, Status: status, InputKind: "file", Source: "api", FileName: name,
 			LanguageRequested: "auto", CompletedAt: &now}
+		if kind == jobspec.Subtitles {
+			j.Style = json.RawMessage(`{"font":"Inter"}`)
+		}
 		for i, w := range words {
 			j.Words = append(j.Words, transcript.Word{Word: w, Start: float64(i), End: float64(i) + 0.5})
 		}

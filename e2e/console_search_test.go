@@ -45,7 +45,8 @@ func storeTranscript(t testing.TB, db storage.Jobs, accountID, kind, name, text 
 func TestConsoleSearchFiltersDeleteChart(t *testing.T) {
 	mails := newSMTPCatcher(t, false)
 	p := startPlatform(t, options{consoleSMTP: mails.addr, noWorker: true})
-	acc, _ := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 5 * billing.MicrosPerUSD})
+	// A Hebrew account: the pages read right to left.
+	acc, _ := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 5 * billing.MicrosPerUSD, Locale: "he"})
 	ctx := context.Background()
 	jobsDB := storage.Jobs{DB: p.db}
 	// The talk's media is real audio, so that its page's player can seek.
@@ -174,4 +175,67 @@ func (b *browser) rows(sel string) int {
 	var n int
 	b.run(chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n))
 	return n
+}
+
+// The inbox filtered by number or name and by unread threads, and the
+// message search by text and number, each keeping to its filter while the
+// inbox polls.
+func TestConsoleInboxFiltersAndMessageSearch(t *testing.T) {
+	mails := newSMTPCatcher(t, false)
+	p := startPlatform(t, options{consoleSMTP: mails.addr, sms: true, noWorker: true})
+	a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+	dana, eli := "+12025550811", "+12025550822"
+	p.inbound(dana, a.From, "Is the invoice ready?")
+	p.inbound(eli, a.From, "Thanks, all good")
+	p.inbound(dana, a.From, "Never mind the INVOICE")
+	var threads struct {
+		Threads []struct {
+			ID          int64  `json:"id"`
+			RemotePhone string `json:"remotePhone"`
+		} `json:"threads"`
+	}
+	eventually(t, 30*time.Second, "two threads", func() bool {
+		p.do("GET", "/sms/threads", a.Key, nil).want(t, 200, "").decode(t, &threads)
+		return len(threads.Threads) == 2
+	})
+	for _, th := range threads.Threads {
+		if th.RemotePhone == eli {
+			p.do("PATCH", fmt.Sprintf("/sms/threads/%d", th.ID), a.Key, strings.NewReader(`{"markRead":true}`),
+				"Content-Type", "application/json").want(t, 200, "")
+		}
+	}
+
+	b := newBrowser(t, "dana")
+	b.signIn(p, mails, a.Email)
+	b.run(chromedp.Navigate(p.api.URL+"/console/sms/threads"), chromedp.WaitVisible("#t-phone", chromedp.ByID),
+		chromedp.SendKeys("#t-phone", "(202) 555-0822", chromedp.ByID), chromedp.Click("#t-apply", chromedp.ByID),
+		chromedp.WaitVisible(`#t-phone[value="(202) 555-0822"]`, chromedp.ByQuery))
+	if got := b.text("#threads tbody"); !strings.Contains(got, eli) || strings.Contains(got, dana) {
+		t.Fatalf("threads for Eli's number: %q", got)
+	}
+	b.shot("inbox-number")
+	b.run(chromedp.Navigate(p.api.URL+"/console/sms/threads"), chromedp.WaitVisible("#t-unread", chromedp.ByID),
+		chromedp.Click("#t-unread", chromedp.ByID), chromedp.Click("#t-apply", chromedp.ByID))
+	b.until("the filtered inbox", `location.search.includes("unread=true") && document.readyState === "complete"`, 10*time.Second)
+	// The list the page polls keeps the filter: a new inbound message to
+	// the read thread brings it in, being unread now.
+	if got := b.text("#threads tbody"); !strings.Contains(got, dana) || strings.Contains(got, eli) {
+		t.Fatalf("unread threads: %q", got)
+	}
+	p.inbound(eli, a.From, "One more thing")
+	b.until("Eli's thread appears among the unread", fmt.Sprintf(`document.getElementById("threads").textContent.includes(%q)`, eli), 30*time.Second)
+	b.shot("inbox-unread")
+
+	b.run(chromedp.Click("#search-messages", chromedp.ByID), chromedp.WaitVisible("#m-q", chromedp.ByID),
+		chromedp.SendKeys("#m-q", "invoice", chromedp.ByID), chromedp.Click("#m-go", chromedp.ByID),
+		chromedp.WaitVisible("#messages", chromedp.ByID))
+	if n := b.rows("#messages tbody tr"); n != 2 || !strings.Contains(b.text("#messages tbody"), "Never mind the INVOICE") {
+		t.Fatalf("%d messages about the invoice: %q", n, b.text("#messages tbody"))
+	}
+	b.shot("messages-text")
+	b.run(chromedp.Navigate(p.api.URL+"/console/sms/messages?phone=0822"), chromedp.WaitVisible("#messages", chromedp.ByID))
+	if n := b.rows("#messages tbody tr"); n != 2 || strings.Contains(b.text("#messages tbody"), "invoice") {
+		t.Fatalf("%d messages of Eli: %q", n, b.text("#messages tbody"))
+	}
+	b.run(chromedp.Navigate(p.api.URL+"/console/sms/messages?q=nothing+like+it"), chromedp.WaitVisible("#no-messages", chromedp.ByID))
 }

@@ -47,10 +47,13 @@ func (r Jobs) SearchTranscripts(ctx context.Context, accountID, q string, kinds 
 	matched AS (
 		SELECT p.job_id, p.seq FROM transcript_passages p, q
 		WHERE p.account_id = ?1 AND p.tsv @@ q.q AND p.job_id < ?2
+	), counted AS (
+		SELECT job_id, count(*) AS matches FROM matched GROUP BY job_id
 	), found AS (
-		SELECT m.job_id, count(*) AS matches FROM matched m JOIN jobs j ON j.id = m.job_id
+		-- Each job is looked up once, however many of its passages match.
+		SELECT c.job_id, c.matches FROM counted c JOIN jobs j ON j.id = c.job_id
 		WHERE j.deleted_at IS NULL AND j.kind IN (?8) AND (j.status = ?3 OR (j.status = ?4 AND j.completed_at IS NOT NULL))
-		GROUP BY m.job_id ORDER BY m.job_id DESC LIMIT ?5
+		ORDER BY c.job_id DESC LIMIT ?5
 	), firsts AS (
 		SELECT m.job_id, m.seq, row_number() OVER (PARTITION BY m.job_id ORDER BY m.seq) AS n
 		FROM matched m WHERE m.job_id IN (SELECT job_id FROM found)
