@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -95,7 +96,7 @@ func clock(sec float64) string {
 func (c *Console) searchPage(g *gin.Context) {
 	q := g.Query("q")
 	data := map[string]any{"Query": q}
-	if q == "" {
+	if strings.TrimSpace(q) == "" {
 		c.render(g, http.StatusOK, "search", data)
 		return
 	}
