@@ -30,6 +30,9 @@ CREATE TABLE transcript_passages (
     PRIMARY KEY (job_id, seq)
 );
 CREATE INDEX transcript_passages_tsv_idx ON transcript_passages USING gin (account_id, tsv);
+-- A search reads an account's newest passages first, in job order
+-- (storage.Jobs.SearchTranscripts): a common word fills a page there.
+CREATE INDEX transcript_passages_job_idx ON transcript_passages (account_id, job_id DESC);
 
 --bun:split
 

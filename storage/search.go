@@ -29,43 +29,78 @@ func (r Jobs) IndexTranscript(ctx context.Context, jobID int64, words []transcri
 	return nil
 }
 
+// searchWindow is how many of an account's newest passages a search reads
+// first, in job order, before it asks the words' index.
+const searchWindow = 2000
+
+// tsMatch is a search's query: its words as they are (any language) or
+// as English stems. It is written out wherever it is used, never taken
+// from a CTE, so that the planner sees the words.
+const tsMatch = "(websearch_to_tsquery('simple', ?0) || websearch_to_tsquery('english', ?0))"
+
+// visibleJob keeps the jobs whose reads would show their transcript: not
+// deleted, of a kind asked for (?1), done (?2) or being re-burned after
+// completing (?3).
+const visibleJob = "j.deleted_at IS NULL AND j.kind IN (?1) AND (j.status = ?2 OR (j.status = ?3 AND j.completed_at IS NOT NULL))"
+
 // SearchTranscripts finds the passages of an account's transcripts (of
-// jobs of the kinds listed) that match q (web search syntax: words, "a phrase", or, -word), for the
-// newest limit jobs that have any, below the job id before when it is not
-// zero. Each job comes with how many of its passages match and its first
-// few (PassagesPerJob), in the order they are said, their words marked
-// with model.HitStart and HitEnd. Only what a job's reads would show is
-// searched: undeleted jobs whose transcript is theirs (done, or being
-// re-burned after completing).
+// jobs of the kinds listed) that match q (web search syntax: words, "a
+// phrase", or, -word), for the newest limit jobs that have any, below the
+// job id before when it is not zero. Each job comes with how many of its
+// passages match and its first few (PassagesPerJob), in the order they are
+// said, their words marked with model.HitStart and HitEnd. Only what a
+// job's reads would show is searched: undeleted jobs whose transcript is
+// theirs (done, or being re-burned after completing).
+//
+// Which jobs match is found in one of two ways. A common word is in most
+// jobs: reading the account's newest passages (searchWindow of them, in
+// job order) finds a page of jobs at once, where its index would list tens
+// of thousands of passages. A rarer word that does not fill the page there
+// is looked up in the index, which then lists few. PostgreSQL's estimate
+// of how common a word is cannot choose between them reliably (it knows
+// only the most common words), so the window is always tried first: it
+// costs a millisecond or two.
 func (r Jobs) SearchTranscripts(ctx context.Context, accountID, q string, kinds []string, before int64, limit int) ([]model.TranscriptHit, error) {
 	if before == 0 {
 		before = 1<<63 - 1
 	}
-	opts := "HighlightAll=true, StartSel=" + model.HitStart + ", StopSel=" + model.HitEnd
+	args := []any{q, bun.In(kinds), jobspec.Done, jobspec.Burning, accountID, before, limit}
+	ids := []int64{}
+	// The jobs newer than the window's oldest are all wholly inside it, so
+	// a full page found there is the newest limit jobs that match.
+	err := r.DB.NewRaw(`SELECT w.job_id FROM (
+			SELECT job_id, tsv FROM transcript_passages WHERE account_id = ?4 AND job_id < ?5
+			ORDER BY job_id DESC LIMIT ?7
+		) w JOIN jobs j ON j.id = w.job_id
+		WHERE w.tsv @@ `+tsMatch+` AND `+visibleJob+`
+		GROUP BY w.job_id ORDER BY w.job_id DESC LIMIT ?6`, append(args, searchWindow)...).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("search transcripts: %w", err)
+	}
+	if len(ids) < limit {
+		ids = ids[:0]
+		err := r.DB.NewRaw(`WITH matched AS MATERIALIZED (
+				SELECT DISTINCT job_id FROM transcript_passages WHERE account_id = ?4 AND job_id < ?5 AND tsv @@ `+tsMatch+`
+			)
+			SELECT m.job_id FROM matched m JOIN jobs j ON j.id = m.job_id WHERE `+visibleJob+`
+			ORDER BY m.job_id DESC LIMIT ?6`, args...).Scan(ctx, &ids)
+		if err != nil {
+			return nil, fmt.Errorf("search transcripts: %w", err)
+		}
+	}
 	hits := []model.TranscriptHit{}
-	err := r.DB.NewRaw(`WITH q AS (SELECT websearch_to_tsquery('simple', ?0) || websearch_to_tsquery('english', ?0) AS q),
-	matched AS (
-		SELECT p.job_id, p.seq FROM transcript_passages p, q
-		WHERE p.account_id = ?1 AND p.tsv @@ q.q AND p.job_id < ?2
-	), counted AS (
-		SELECT job_id, count(*) AS matches FROM matched GROUP BY job_id
-	), found AS (
-		-- Each job is looked up once, however many of its passages match.
-		SELECT c.job_id, c.matches FROM counted c JOIN jobs j ON j.id = c.job_id
-		WHERE j.deleted_at IS NULL AND j.kind IN (?8) AND (j.status = ?3 OR (j.status = ?4 AND j.completed_at IS NOT NULL))
-		ORDER BY c.job_id DESC LIMIT ?5
-	), firsts AS (
-		SELECT m.job_id, m.seq, row_number() OVER (PARTITION BY m.job_id ORDER BY m.seq) AS n
-		FROM matched m WHERE m.job_id IN (SELECT job_id FROM found)
-	)
-	SELECT j.id AS job_id, j.kind, j.file_name, j.created_at, f.matches, p.seq, p.start_sec, p.end_sec, p.words, p.starts,
-		ts_headline(coalesce(p.stem, 'simple'), p.text, q.q, ?6) AS headline
-	FROM firsts x
-	JOIN found f ON f.job_id = x.job_id
-	JOIN jobs j ON j.id = x.job_id
-	JOIN transcript_passages p ON p.job_id = x.job_id AND p.seq = x.seq, q
-	WHERE x.n <= ?7
-	ORDER BY j.id DESC, p.seq`, q, accountID, before, jobspec.Done, jobspec.Burning, limit, opts, model.PassagesPerJob, bun.In(kinds)).Scan(ctx, &hits)
+	if len(ids) == 0 {
+		return hits, nil
+	}
+	opts := "HighlightAll=true, StartSel=" + model.HitStart + ", StopSel=" + model.HitEnd
+	err = r.DB.NewRaw(`SELECT j.id AS job_id, j.kind, j.file_name, j.created_at, c.matches, p.seq, p.start_sec, p.end_sec,
+			p.words, p.starts, ts_headline(coalesce(p.stem, 'simple'), p.text, `+tsMatch+`, ?2) AS headline
+		FROM jobs j
+		CROSS JOIN LATERAL (SELECT count(*) AS matches FROM transcript_passages x WHERE x.job_id = j.id AND x.tsv @@ `+tsMatch+`) c
+		CROSS JOIN LATERAL (SELECT * FROM transcript_passages x WHERE x.job_id = j.id AND x.tsv @@ `+tsMatch+`
+			ORDER BY x.seq LIMIT ?3) p
+		WHERE j.id IN (?1)
+		ORDER BY j.id DESC, p.seq`, q, bun.In(ids), opts, model.PassagesPerJob).Scan(ctx, &hits)
 	if err != nil {
 		return nil, fmt.Errorf("search transcripts: %w", err)
 	}
