@@ -28,6 +28,7 @@ type SpeechJobs interface {
 	Update(ctx context.Context, j *model.Job, columns ...string) error
 	StartChunks(ctx context.Context, id int64, chunks int) (bool, error)
 	ChunkDone(ctx context.Context, id int64, chunk int) (bool, error)
+	IndexTranscript(ctx context.Context, jobID int64, words []transcript.Word) error
 }
 
 // Speech runs the configured engine over a job's audio, whole or in chunks.
@@ -77,6 +78,10 @@ func (a *Speech) store(ctx context.Context, jobID int64, t transcript.Transcript
 		job.DurationSec = &t.Duration
 	}
 	if err := a.Jobs.Update(ctx, &job, "transcript_text", "words", "language_detected", "duration_sec"); err != nil {
+		return workflows.TranscribeResult{}, err
+	}
+	// Indexed for search as it is stored: a retry of the merge indexes again.
+	if err := a.Jobs.IndexTranscript(ctx, jobID, t.Words); err != nil {
 		return workflows.TranscribeResult{}, err
 	}
 	return workflows.TranscribeResult{Words: len(t.Words), Language: t.Language}, nil

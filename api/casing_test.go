@@ -38,7 +38,7 @@ var pathResource = map[string]string{
 	"health": "health", "keys": "keys", "profile": "account", "jobs": "account",
 	// The document itself, a system path as health is; it declares no field.
 	"openapi.json": "health",
-	"transcribe":   "jobs", "subtitles": "jobs", "media": "jobs", "conversations": "conversations",
+	"transcribe":   "jobs", "transcripts": "jobs", "subtitles": "jobs", "media": "jobs", "conversations": "conversations",
 	"webhooks": "webhooks", "notifications": "notifications", "sms": "sms",
 }
 
@@ -55,7 +55,7 @@ var schemaResource = func() map[string]string {
 		"health":  {"Health", "ComponentHealth", "HealthUnhealthy", "HealthUnhealthyDetails"},
 		"keys":    {"Scope", "Tier", "ApiKey", "ApiKeyCreated", "CreateKeyRequest"},
 		"account": {"Profile", "RunningJobs", "RunningJob", "RunningJobRow", "RunningSMSBatchRow"},
-		"jobs": {"CostUSD", "Accepted", "Deleted", "Reburned", "SRTSaved", "Language", "Word", "TranscriptionJob",
+		"jobs": {"CostUSD", "Accepted", "Deleted", "Reburned", "SRTSaved", "Language", "Word", "TranscriptionJob", "TranscriptMatch", "TranscriptPassage", "TranscriptFragment",
 			"TranscriptionJobDetail", "TranscriptExport", "SubtitleJob", "TranscribeURLRequest", "FormBoolean",
 			"TranscribeUpload", "SubtitlesUpload", "JobProgress", "Transcript", "TranscriptEdited", "TranscriptEditRequest"},
 		"style":         {"Style"},

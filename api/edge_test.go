@@ -233,6 +233,22 @@ func TestEdgeQueryAndPathIDs(t *testing.T) {
 		{"/sms/threads?ownedNumberId=%001", "ownedNumberId"},
 		{thread + "?before=1%00", "before"},
 		{thread + "?limit=%EF%BF%BD", "limit"},
+		{"/sms/threads?unread=yes", "unread"},
+		{"/sms/threads?phone=%2B1%00", "phone"},
+		{"/sms/messages?q=a%0Ab", "q"},
+		{"/sms/messages?phone=%ED%A0%80", "phone"},
+		{"/sms/messages?before=0", "before"},
+		{"/sms/messages?limit=201", "limit"},
+		{"/transcribe?status=burning", "status"},
+		{"/transcribe?from=2026-13-01", "from"},
+		{"/transcribe?from=2026-11-02&to=2026-11-01", "to"},
+		{"/transcribe?file_name=%00", "file_name"},
+		{"/subtitles?limit=51", "limit"},
+		{"/subtitles?before=-1", "before"},
+		{"/transcripts/search", "q"},
+		{"/transcripts/search?q=%20", "q"},
+		{"/transcripts/search?q=a%00", "q"},
+		{"/transcripts/search?q=a&limit=21", "limit"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			r := e.do("GET", tc.path, e.key, nil)

@@ -13,6 +13,7 @@ import (
 
 	"parley/devstack/testenv"
 	"parley/model"
+	"parley/rules/apikey"
 	"parley/rules/jobspec"
 	"parley/rules/transcript"
 	"parley/storage"
@@ -91,4 +92,99 @@ func fill(v reflect.Value) {
 	case reflect.Float64:
 		v.SetFloat(1.5)
 	}
+}
+
+// The list filters and the transcript search over HTTP: the filters
+// combine and page; the search finds transcriptions, and subtitle jobs only
+// for a key that may read them.
+func TestListFiltersAndTranscriptSearch(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	jobs := storage.Jobs{DB: h.db}
+	acc, key := testenv.Account(t, h.db, testenv.AccountOpts{})
+	add := func(kind, name, status string, words ...string) int64 {
+		now := time.Now()
+		j := model.Job{AccountID: acc.ID, Kind: kind, Status: status, InputKind: "file", Source: "api", FileName: name,
+			LanguageRequested: "auto", CompletedAt: &now}
+		if kind == jobspec.Subtitles {
+			j.Style = json.RawMessage(`{"font":"Inter"}`)
+		}
+		for i, w := range words {
+			j.Words = append(j.Words, transcript.Word{Word: w, Start: float64(i), End: float64(i) + 0.5})
+		}
+		if err := jobs.Insert(ctx, &j); err != nil {
+			t.Fatal(err)
+		}
+		if err := jobs.IndexTranscript(ctx, j.ID, j.Words); err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+	a := add(jobspec.Transcription, "Board.mp3", jobspec.Done, "the", "budget", "is", "approved")
+	b := add(jobspec.Transcription, "board-2.mp3", jobspec.Failed)
+	c := add(jobspec.Transcription, "call.mp3", jobspec.Done, "budget", "talk")
+	s := add(jobspec.Subtitles, "board.mp4", jobspec.Done, "a", "budget", "video")
+
+	ids := func(path, secret string) []int64 {
+		t.Helper()
+		var list struct {
+			Jobs []struct {
+				ID int64 `json:"id"`
+			} `json:"jobs"`
+		}
+		h.do(http.MethodGet, path, secret, nil).wantOK(t, http.StatusOK, &list)
+		out := []int64{}
+		for _, j := range list.Jobs {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	today := time.Now().UTC().Format(time.DateOnly)
+	for path, want := range map[string][]int64{
+		"/transcribe?file_name=BOARD":                              {b, a},
+		"/transcribe?file_name=board&status=done":                  {a},
+		"/transcribe?status=done,failed&limit=1":                   {c},
+		fmt.Sprintf("/transcribe?status=done,failed&before=%d", c): {b, a},
+		"/transcribe?from=" + today + "&to=" + today:               {c, b, a},
+		"/transcribe?to=2026-01-01":                                {},
+		"/subtitles?file_name=board":                               {s},
+	} {
+		if got := ids(path, key.Secret); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %v, want %v", path, got, want)
+		}
+	}
+
+	var found struct {
+		Jobs []struct {
+			ID       int64  `json:"id"`
+			Service  string `json:"service"`
+			Matches  int    `json:"matches"`
+			Passages []struct {
+				AtSec     float64 `json:"at_sec"`
+				Fragments []struct {
+					Text  string `json:"text"`
+					Match bool   `json:"match"`
+				} `json:"fragments"`
+			} `json:"passages"`
+		} `json:"jobs"`
+	}
+	h.do(http.MethodGet, "/transcripts/search?q=budget", key.Secret, nil).wantOK(t, http.StatusOK, &found)
+	if len(found.Jobs) != 3 || found.Jobs[0].ID != s || found.Jobs[0].Service != "subtitles" || found.Jobs[1].ID != c ||
+		found.Jobs[2].ID != a || found.Jobs[2].Passages[0].AtSec != 1 {
+		t.Fatalf("found %+v", found)
+	}
+	if f := found.Jobs[2].Passages[0].Fragments; len(f) != 3 || f[1].Text != "budget" || !f[1].Match || f[0].Text != "the " {
+		t.Fatalf("fragments %+v", f)
+	}
+	h.do(http.MethodGet, fmt.Sprintf("/transcripts/search?q=budget&limit=1&before=%d", c), key.Secret, nil).wantOK(t, http.StatusOK, &found)
+	if len(found.Jobs) != 1 || found.Jobs[0].ID != a {
+		t.Fatalf("second page %+v", found)
+	}
+	narrow := testenv.Key(t, h.db, acc.ID, testenv.AccountOpts{Scopes: []string{apikey.TranscribeRead}})
+	h.do(http.MethodGet, "/transcripts/search?q=budget", narrow.Secret, nil).wantOK(t, http.StatusOK, &found)
+	if len(found.Jobs) != 2 || found.Jobs[0].ID != c {
+		t.Fatalf("a key without subtitles:read found %+v", found)
+	}
+	subtitlesOnly := testenv.Key(t, h.db, acc.ID, testenv.AccountOpts{Scopes: []string{apikey.SubtitlesRead}})
+	h.do(http.MethodGet, "/transcripts/search?q=budget", subtitlesOnly.Secret, nil).wantError(t, http.StatusForbidden, "INSUFFICIENT_SCOPE")
 }

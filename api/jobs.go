@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"parley/platform/problem"
+	"parley/rules/apikey"
 	"parley/rules/jobspec"
 	"parley/service/jobs"
 )
@@ -24,6 +26,7 @@ type JobService interface {
 	GetTranscription(ctx context.Context, accountID string, id int64) (jobs.Transcription, error)
 	GetSubtitles(ctx context.Context, accountID string, id int64) (jobs.Subtitles, error)
 	Delete(ctx context.Context, accountID string, kind jobspec.Kind, id int64) error
+	SearchTranscripts(ctx context.Context, accountID string, q jobs.SearchQuery) (jobs.SearchResult, error)
 	Export(ctx context.Context, accountID string, id int64, format string) (jobs.Export, error)
 	SRT(ctx context.Context, accountID string, id int64) (jobs.SRT, error)
 	EditSRT(ctx context.Context, accountID string, id int64, body io.Reader) (jobs.SRTEdit, error)
@@ -91,4 +94,47 @@ func (s *Server) deleteJob(c *gin.Context, kind jobspec.Kind) {
 		return
 	}
 	respond(c, http.StatusOK, gin.H{"id": id, "deleted": true})
+}
+
+// jobPage reads a job list's query: the page (limit, before) and the
+// filters (file_name, status, from, to), which the job service checks.
+func jobPage(c *gin.Context) (jobs.Page, error) {
+	limit, err := queryInt(c, "limit", jobs.ListLimit, 1, jobs.ListLimit)
+	if err != nil {
+		return jobs.Page{}, err
+	}
+	before, err := queryInt(c, "before", 0, 1, math.MaxInt64)
+	if err != nil {
+		return jobs.Page{}, err
+	}
+	return jobs.Page{Limit: int(limit), Before: before, FileName: c.Query("file_name"), Status: c.Query("status"),
+		From: c.Query("from"), To: c.Query("to")}, nil
+}
+
+// searchTranscripts searches the transcripts of the jobs the key may read:
+// transcriptions (the route's scope), and subtitle jobs when it holds
+// subtitles:read too.
+func (s *Server) searchTranscripts(c *gin.Context) {
+	limit, err := queryInt(c, "limit", jobs.SearchLimit, 1, jobs.SearchLimit)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	before, err := queryInt(c, "before", 0, 1, math.MaxInt64)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	key, _ := keyFrom(c)
+	kinds := []jobspec.Kind{jobspec.Transcription}
+	if key.HasScope(apikey.SubtitlesRead) {
+		kinds = append(kinds, jobspec.Subtitles)
+	}
+	out, err := s.jobs.SearchTranscripts(c.Request.Context(), key.AccountID,
+		jobs.SearchQuery{Text: c.Query("q"), Kinds: kinds, Before: before, Limit: int(limit)})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	respond(c, http.StatusOK, out)
 }

@@ -23,6 +23,7 @@ type SMSService interface {
 	CancelBatch(ctx context.Context, accountID string, id int64) (messaging.BatchView, error)
 	CancelMessage(ctx context.Context, accountID string, id int64) (messaging.SentView, error)
 	Threads(ctx context.Context, accountID string, f model.ThreadFilter) ([]messaging.ThreadView, error)
+	Messages(ctx context.Context, accountID string, q messaging.MessageQuery) ([]messaging.MessageView, error)
 	Thread(ctx context.Context, accountID string, id, before int64, limit int) (messaging.Conversation, error)
 	UpdateThread(ctx context.Context, accountID string, id int64, u messaging.ThreadUpdate) (messaging.ThreadView, error)
 	Reply(ctx context.Context, req messaging.ReplyRequest) (messaging.Sent, error)

@@ -54,8 +54,13 @@ func subtitlesRequest(c *gin.Context, up *multipartfile.Received) (jobs.Subtitle
 }
 
 func (s *Server) listSubtitles(c *gin.Context) {
+	page, err := jobPage(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	key, _ := keyFrom(c)
-	out, err := s.jobs.ListSubtitles(c.Request.Context(), key.AccountID, jobs.Page{})
+	out, err := s.jobs.ListSubtitles(c.Request.Context(), key.AccountID, page)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -49,7 +49,14 @@ func (s *Server) listThreads(c *gin.Context) {
 		s.fail(c, problem.Invalid("archived", "must be true or false"))
 		return
 	}
-	f.Limit, f.Offset = int(limit), int(offset)
+	switch unread := c.DefaultQuery("unread", "false"); unread {
+	case "true", "false":
+		f.Unread = unread == "true"
+	default:
+		s.fail(c, problem.Invalid("unread", "must be true or false"))
+		return
+	}
+	f.Limit, f.Offset, f.Phone = int(limit), int(offset), c.Query("phone")
 	key, _ := keyFrom(c)
 	threads, err := svc.Threads(c.Request.Context(), key.AccountID, f)
 	if err != nil {
@@ -148,4 +155,35 @@ func (s *Server) replyThread(c *gin.Context) {
 		return
 	}
 	respondSent(c, sent)
+}
+
+type messagesJSON struct {
+	Messages []messaging.MessageView `json:"messages"`
+}
+
+// listMessages searches the account's messages across its threads.
+func (s *Server) listMessages(c *gin.Context) {
+	svc, err := s.messages()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	limit, err := queryInt(c, "limit", threadsDefault, 1, messaging.MessagesMax)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	before, err := queryInt(c, "before", 0, 1, math.MaxInt64)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	key, _ := keyFrom(c)
+	ms, err := svc.Messages(c.Request.Context(), key.AccountID,
+		messaging.MessageQuery{Text: c.Query("q"), Phone: c.Query("phone"), Before: before, Limit: int(limit)})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	respond(c, http.StatusOK, messagesJSON{Messages: ms})
 }

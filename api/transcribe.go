@@ -64,8 +64,13 @@ type transcribeURLRequest struct {
 }
 
 func (s *Server) listTranscriptions(c *gin.Context) {
+	page, err := jobPage(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	key, _ := keyFrom(c)
-	out, err := s.jobs.ListTranscriptions(c.Request.Context(), key.AccountID, jobs.Page{})
+	out, err := s.jobs.ListTranscriptions(c.Request.Context(), key.AccountID, page)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -859,6 +859,24 @@ func (e TranscriptExportStatus) Valid() bool {
 	}
 }
 
+// Defines values for TranscriptMatchService.
+const (
+	TranscriptMatchServiceSpeechToText TranscriptMatchService = "speech-to-text"
+	TranscriptMatchServiceSubtitles    TranscriptMatchService = "subtitles"
+)
+
+// Valid indicates whether the value is a known member of the TranscriptMatchService enum.
+func (e TranscriptMatchService) Valid() bool {
+	switch e {
+	case TranscriptMatchServiceSpeechToText:
+		return true
+	case TranscriptMatchServiceSubtitles:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TranscriptionJobKind.
 const (
 	TranscriptionJobKindFile TranscriptionJobKind = "file"
@@ -1360,6 +1378,21 @@ func (e CancelSMSBatch200JSONResponseBodyOk) Valid() bool {
 	}
 }
 
+// Defines values for ListSMSMessages200JSONResponseBodyOk.
+const (
+	ListSMSMessages200JSONResponseBodyOkTrue ListSMSMessages200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the ListSMSMessages200JSONResponseBodyOk enum.
+func (e ListSMSMessages200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case ListSMSMessages200JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CancelSMSMessage200JSONResponseBodyOk.
 const (
 	CancelSMSMessage200JSONResponseBodyOkTrue CancelSMSMessage200JSONResponseBodyOk = true
@@ -1684,6 +1717,21 @@ const (
 func (e EditTranscriptionTranscript200JSONResponseBodyOk) Valid() bool {
 	switch e {
 	case EditTranscriptionTranscript200JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchTranscripts200JSONResponseBodyOk.
+const (
+	SearchTranscripts200JSONResponseBodyOkTrue SearchTranscripts200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the SearchTranscripts200JSONResponseBodyOk enum.
+func (e SearchTranscripts200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case SearchTranscripts200JSONResponseBodyOkTrue:
 		return true
 	default:
 		return false
@@ -2904,6 +2952,51 @@ type TranscriptExportSource string
 // TranscriptExportStatus defines model for TranscriptExport.Status.
 type TranscriptExportStatus string
 
+// TranscriptFragment defines model for TranscriptFragment.
+type TranscriptFragment struct {
+	// Match true for a word that matches the query.
+	Match bool `json:"match"`
+
+	// Text A piece of the passage's text, as transcribed.
+	Text string `json:"text"`
+}
+
+// TranscriptMatch defines model for TranscriptMatch.
+type TranscriptMatch struct {
+	CreatedAt time.Time `json:"created_at"`
+	FileName  string    `json:"file_name"`
+
+	// Id The job's id.
+	Id int64 `json:"id"`
+
+	// Matches How many of the job's passages match.
+	Matches int64 `json:"matches"`
+
+	// Passages The first three matching passages, in the order they are said.
+	Passages []TranscriptPassage `json:"passages"`
+
+	// Service The job's kind, as its own `service` field: a transcription (`GET /transcribe/{id}`) or a subtitle job (`GET /subtitles/{id}`).
+	Service TranscriptMatchService `json:"service"`
+}
+
+// TranscriptMatchService The job's kind, as its own `service` field: a transcription (`GET /transcribe/{id}`) or a subtitle job (`GET /subtitles/{id}`).
+type TranscriptMatchService string
+
+// TranscriptPassage defines model for TranscriptPassage.
+type TranscriptPassage struct {
+	// AtSec When its first matching word is said: where a player should start.
+	AtSec float64 `json:"at_sec"`
+
+	// EndSec When it ends.
+	EndSec float64 `json:"end_sec"`
+
+	// Fragments The passage's text in order; joined, they are the passage.
+	Fragments []TranscriptFragment `json:"fragments"`
+
+	// StartSec When the passage begins, in seconds from the start of the media.
+	StartSec float64 `json:"start_sec"`
+}
+
 // TranscriptionJob State machine: queued -> processing -> done | failed.
 type TranscriptionJob struct {
 	AudioDurationSec *float64   `json:"audio_duration_sec"`
@@ -3474,6 +3567,30 @@ type CancelSMSBatchParams struct {
 // CancelSMSBatch200JSONResponseBodyOk defines parameters for CancelSMSBatch.
 type CancelSMSBatch200JSONResponseBodyOk bool
 
+// ListSMSMessagesParams defines parameters for ListSMSMessages.
+type ListSMSMessagesParams struct {
+	// Q Only messages whose text contains this, in any case.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
+
+	// Phone Only messages whose sender or recipient contains this; spaces, dashes, dots and brackets are ignored.
+	Phone *string `form:"phone,omitempty" json:"phone,omitempty"`
+
+	// Before Only messages with a lower id.
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+
+	// Limit 1 to 200, default 50.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// ListSMSMessages200JSONResponseBodyOk defines parameters for ListSMSMessages.
+type ListSMSMessages200JSONResponseBodyOk bool
+
 // CancelSMSMessageParams defines parameters for CancelSMSMessage.
 type CancelSMSMessageParams struct {
 	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
@@ -3499,6 +3616,12 @@ type ListSMSThreadsParams struct {
 
 	// Archived true lists the archived threads instead of the others.
 	Archived *bool `form:"archived,omitempty" json:"archived,omitempty"`
+
+	// Phone Only threads whose remote number or contact name contains this text, in any case; spaces, dashes, dots and brackets in a number are ignored (`+1 (415) 555-0100`).
+	Phone *string `form:"phone,omitempty" json:"phone,omitempty"`
+
+	// Unread true lists only threads with unread messages.
+	Unread *bool `form:"unread,omitempty" json:"unread,omitempty"`
 
 	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
 	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
@@ -3557,6 +3680,24 @@ type ReplySMSThread202JSONResponseBodyOk bool
 
 // ListSubtitlesParams defines parameters for ListSubtitles.
 type ListSubtitlesParams struct {
+	// Limit 1 to 50, default 50.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before Only jobs with a lower id (the lowest id of the page before).
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+
+	// FileName Only jobs whose file name contains this text, in any case (`%` and `_` are literal).
+	FileName *string `form:"file_name,omitempty" json:"file_name,omitempty"`
+
+	// Status One status, or several separated by commas: `queued`, `processing`, `transcribing`, `burning`, `done`, `failed`.
+	Status *string `form:"status,omitempty" json:"status,omitempty"`
+
+	// From Only jobs created on this UTC day (YYYY-MM-DD) or later.
+	From *openapi_types.Date `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Only jobs created on this UTC day (YYYY-MM-DD) or earlier.
+	To *openapi_types.Date `form:"to,omitempty" json:"to,omitempty"`
+
 	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
 	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
 
@@ -3668,6 +3809,24 @@ type EditSubtitlesTranscript200JSONResponseBodyOk bool
 
 // ListTranscriptionsParams defines parameters for ListTranscriptions.
 type ListTranscriptionsParams struct {
+	// Limit 1 to 50, default 50.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before Only jobs with a lower id (the lowest id of the page before).
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+
+	// FileName Only jobs whose file name contains this text, in any case (`%` and `_` are literal).
+	FileName *string `form:"file_name,omitempty" json:"file_name,omitempty"`
+
+	// Status One status, or several separated by commas: `queued`, `processing`, `done`, `failed`.
+	Status *string `form:"status,omitempty" json:"status,omitempty"`
+
+	// From Only jobs created on this UTC day (YYYY-MM-DD) or later.
+	From *openapi_types.Date `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Only jobs created on this UTC day (YYYY-MM-DD) or earlier.
+	To *openapi_types.Date `form:"to,omitempty" json:"to,omitempty"`
+
 	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
 	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
 
@@ -3755,6 +3914,27 @@ type EditTranscriptionTranscriptParams struct {
 
 // EditTranscriptionTranscript200JSONResponseBodyOk defines parameters for EditTranscriptionTranscript.
 type EditTranscriptionTranscript200JSONResponseBodyOk bool
+
+// SearchTranscriptsParams defines parameters for SearchTranscripts.
+type SearchTranscriptsParams struct {
+	// Q What to look for, 1 to 200 characters.
+	Q string `form:"q" json:"q"`
+
+	// Before Only jobs with a lower id.
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+
+	// Limit Jobs per page, 1 to 20, default 20.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// SearchTranscripts200JSONResponseBodyOk defines parameters for SearchTranscripts.
+type SearchTranscripts200JSONResponseBodyOk bool
 
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
@@ -4534,6 +4714,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/sms/jobs/{id}/cancel (the `CancelSMSBatch` operationId).
 	CancelSMSBatch(ctx context.Context, id int64, params *CancelSMSBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListSMSMessages Search SMS messages
+	//
+	// Required scope: `sms:read`.
+	//
+	// The account's messages across all threads, newest first (id desc), optionally only those whose body contains `q` and whose sender or recipient contains `phone` (both in any case). To page back, pass the lowest message id you have as `before`.
+	//
+	// Corresponds with GET /api/v1/sms/messages (the `ListSMSMessages` operationId).
+	ListSMSMessages(ctx context.Context, params *ListSMSMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CancelSMSMessage Cancel a single SMS message
 	//
 	// Required scope: `sms:send`.
@@ -4547,7 +4736,7 @@ type ClientInterface interface {
 	//
 	// Required scope: `sms:read`.
 	//
-	// One thread per pair (owned number, remote number), created on first use by a single send, a batch, a reply or an inbound message. Ordered by latest activity (lastMessageAt desc, then id desc). Archived threads are hidden unless `archived=true`, which lists only them; an archived thread returns to the list by itself on its next inbound message.
+	// One thread per pair (owned number, remote number), created on first use by a single send, a batch, a reply or an inbound message. Ordered by latest activity (lastMessageAt desc, then id desc). Archived threads are hidden unless `archived=true`, which lists only them; an archived thread returns to the list by itself on its next inbound message. `phone` and `unread` narrow the list further.
 	//
 	// Corresponds with GET /api/v1/sms/threads (the `ListSMSThreads` operationId).
 	ListSMSThreads(ctx context.Context, params *ListSMSThreadsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4609,7 +4798,7 @@ type ClientInterface interface {
 	//
 	// Required scope: `subtitles:read`.
 	//
-	// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs.
+	// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Filters, all optional and combined: `file_name` (a part of the file name, any case), `status` (one status or several separated by commas), `from` and `to` (UTC days, both included). To page back, pass the lowest `id` you have as `before`: only older jobs come back, so pages never repeat or skip a job while new ones arrive.
 	//
 	// Corresponds with GET /api/v1/subtitles (the `ListSubtitles` operationId).
 	ListSubtitles(ctx context.Context, params *ListSubtitlesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4728,7 +4917,7 @@ type ClientInterface interface {
 	//
 	// Required scope: `transcribe:read`.
 	//
-	// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Rows carry file details, detected language and a cost snapshot; word timestamps are only in the single-job read.
+	// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Rows carry file details, detected language and a cost snapshot; word timestamps are only in the single-job read. Filters, all optional and combined: `file_name` (a part of the file name, any case), `status` (one status or several separated by commas), `from` and `to` (UTC days, both included). To page back, pass the lowest `id` you have as `before`: only older jobs come back, so pages never repeat or skip a job while new ones arrive.
 	//
 	// Corresponds with GET /api/v1/transcribe (the `ListTranscriptions` operationId).
 	ListTranscriptions(ctx context.Context, params *ListTranscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4840,6 +5029,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
 	EditTranscriptionTranscript(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, body EditTranscriptionTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SearchTranscripts Search inside transcripts
+	//
+	// Required scope: `transcribe:read`; subtitle jobs are searched too when the key also holds `subtitles:read`.
+	//
+	// Full-text search of the transcripts of the account's completed, undeleted jobs. `q` is written as in a web search engine: words (all must appear in one passage), `"a phrase"`, `or`, and `-word` to exclude. Words match whole and in any case, in every language; English transcripts also match other forms of a word (`run` finds `running`). Transcripts are searched in passages of a few seconds of speech (a new one after a pause of 1.5 s, or every 24 words), so the words of a query must be said close together. Returns jobs newest first, each with how many passages match and the first three. To page on, pass the lowest job id you have as `before`.
+	//
+	// Corresponds with GET /api/v1/transcripts/search (the `SearchTranscripts` operationId).
+	SearchTranscripts(ctx context.Context, params *SearchTranscriptsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhooks List webhook endpoints
 	//
@@ -5329,6 +5527,25 @@ func (c *Client) CancelSMSBatch(ctx context.Context, id int64, params *CancelSMS
 	return c.Client.Do(req)
 }
 
+// ListSMSMessages Search SMS messages
+//
+// Required scope: `sms:read`.
+//
+// The account's messages across all threads, newest first (id desc), optionally only those whose body contains `q` and whose sender or recipient contains `phone` (both in any case). To page back, pass the lowest message id you have as `before`.
+//
+// Corresponds with GET /api/v1/sms/messages (the `ListSMSMessages` operationId).
+func (c *Client) ListSMSMessages(ctx context.Context, params *ListSMSMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSMSMessagesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CancelSMSMessage Cancel a single SMS message
 //
 // Required scope: `sms:send`.
@@ -5352,7 +5569,7 @@ func (c *Client) CancelSMSMessage(ctx context.Context, id int64, params *CancelS
 //
 // Required scope: `sms:read`.
 //
-// One thread per pair (owned number, remote number), created on first use by a single send, a batch, a reply or an inbound message. Ordered by latest activity (lastMessageAt desc, then id desc). Archived threads are hidden unless `archived=true`, which lists only them; an archived thread returns to the list by itself on its next inbound message.
+// One thread per pair (owned number, remote number), created on first use by a single send, a batch, a reply or an inbound message. Ordered by latest activity (lastMessageAt desc, then id desc). Archived threads are hidden unless `archived=true`, which lists only them; an archived thread returns to the list by itself on its next inbound message. `phone` and `unread` narrow the list further.
 //
 // Corresponds with GET /api/v1/sms/threads (the `ListSMSThreads` operationId).
 func (c *Client) ListSMSThreads(ctx context.Context, params *ListSMSThreadsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5474,7 +5691,7 @@ func (c *Client) ReplySMSThread(ctx context.Context, id int64, params *ReplySMST
 //
 // Required scope: `subtitles:read`.
 //
-// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs.
+// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Filters, all optional and combined: `file_name` (a part of the file name, any case), `status` (one status or several separated by commas), `from` and `to` (UTC days, both included). To page back, pass the lowest `id` you have as `before`: only older jobs come back, so pages never repeat or skip a job while new ones arrive.
 //
 // Corresponds with GET /api/v1/subtitles (the `ListSubtitles` operationId).
 func (c *Client) ListSubtitles(ctx context.Context, params *ListSubtitlesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5703,7 +5920,7 @@ func (c *Client) EditSubtitlesTranscript(ctx context.Context, id JobId, params *
 //
 // Required scope: `transcribe:read`.
 //
-// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Rows carry file details, detected language and a cost snapshot; word timestamps are only in the single-job read.
+// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Rows carry file details, detected language and a cost snapshot; word timestamps are only in the single-job read. Filters, all optional and combined: `file_name` (a part of the file name, any case), `status` (one status or several separated by commas), `from` and `to` (UTC days, both included). To page back, pass the lowest `id` you have as `before`: only older jobs come back, so pages never repeat or skip a job while new ones arrive.
 //
 // Corresponds with GET /api/v1/transcribe (the `ListTranscriptions` operationId).
 func (c *Client) ListTranscriptions(ctx context.Context, params *ListTranscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5896,6 +6113,25 @@ func (c *Client) EditTranscriptionTranscriptWithBody(ctx context.Context, id Job
 // Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
 func (c *Client) EditTranscriptionTranscript(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, body EditTranscriptionTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEditTranscriptionTranscriptRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SearchTranscripts Search inside transcripts
+//
+// Required scope: `transcribe:read`; subtitle jobs are searched too when the key also holds `subtitles:read`.
+//
+// Full-text search of the transcripts of the account's completed, undeleted jobs. `q` is written as in a web search engine: words (all must appear in one passage), `"a phrase"`, `or`, and `-word` to exclude. Words match whole and in any case, in every language; English transcripts also match other forms of a word (`run` finds `running`). Transcripts are searched in passages of a few seconds of speech (a new one after a pause of 1.5 s, or every 24 words), so the words of a query must be said close together. Returns jobs newest first, each with how many passages match and the first three. To page on, pass the lowest job id you have as `before`.
+//
+// Corresponds with GET /api/v1/transcripts/search (the `SearchTranscripts` operationId).
+func (c *Client) SearchTranscripts(ctx context.Context, params *SearchTranscriptsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSearchTranscriptsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7028,6 +7264,122 @@ func NewCancelSMSBatchRequest(server string, id int64, params *CancelSMSBatchPar
 	return req, nil
 }
 
+// NewListSMSMessagesRequest constructs an http.Request for the ListSMSMessages method
+func NewListSMSMessagesRequest(server string, params *ListSMSMessagesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sms/messages")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Phone != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", *params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCancelSMSMessageRequest constructs an http.Request for the CancelSMSMessage method
 func NewCancelSMSMessageRequest(server string, id int64, params *CancelSMSMessageParams) (*http.Request, error) {
 	var err error
@@ -7155,6 +7507,30 @@ func NewListSMSThreadsRequest(server string, params *ListSMSThreadsParams) (*htt
 		if params.Archived != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "archived", *params.Archived, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Phone != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", *params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Unread != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unread", *params.Unread, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7466,6 +7842,93 @@ func NewListSubtitlesRequest(server string, params *ListSubtitlesParams) (*http.
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FileName != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "file_name", *params.FileName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -8033,6 +8496,93 @@ func NewListTranscriptionsRequest(server string, params *ListTranscriptionsParam
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FileName != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "file_name", *params.FileName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -8454,6 +9004,106 @@ func NewEditTranscriptionTranscriptRequestWithBody(server string, id JobId, para
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewSearchTranscriptsRequest constructs an http.Request for the SearchTranscripts method
+func NewSearchTranscriptsRequest(server string, params *SearchTranscriptsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/transcripts/search")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -9084,6 +9734,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/sms/jobs/{id}/cancel (the `CancelSMSBatch` operationId).
 	CancelSMSBatchWithResponse(ctx context.Context, id int64, params *CancelSMSBatchParams, reqEditors ...RequestEditorFn) (*CancelSMSBatchResponse, error)
 
+	// ListSMSMessagesWithResponse Search SMS messages
+	//
+	// Required scope: `sms:read`.
+	//
+	// The account's messages across all threads, newest first (id desc), optionally only those whose body contains `q` and whose sender or recipient contains `phone` (both in any case). To page back, pass the lowest message id you have as `before`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/sms/messages (the `ListSMSMessages` operationId).
+	ListSMSMessagesWithResponse(ctx context.Context, params *ListSMSMessagesParams, reqEditors ...RequestEditorFn) (*ListSMSMessagesResponse, error)
+
 	// CancelSMSMessageWithResponse Cancel a single SMS message
 	//
 	// Required scope: `sms:send`.
@@ -9099,7 +9760,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Required scope: `sms:read`.
 	//
-	// One thread per pair (owned number, remote number), created on first use by a single send, a batch, a reply or an inbound message. Ordered by latest activity (lastMessageAt desc, then id desc). Archived threads are hidden unless `archived=true`, which lists only them; an archived thread returns to the list by itself on its next inbound message.
+	// One thread per pair (owned number, remote number), created on first use by a single send, a batch, a reply or an inbound message. Ordered by latest activity (lastMessageAt desc, then id desc). Archived threads are hidden unless `archived=true`, which lists only them; an archived thread returns to the list by itself on its next inbound message. `phone` and `unread` narrow the list further.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9165,7 +9826,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Required scope: `subtitles:read`.
 	//
-	// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs.
+	// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Filters, all optional and combined: `file_name` (a part of the file name, any case), `status` (one status or several separated by commas), `from` and `to` (UTC days, both included). To page back, pass the lowest `id` you have as `before`: only older jobs come back, so pages never repeat or skip a job while new ones arrive.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9296,7 +9957,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Required scope: `transcribe:read`.
 	//
-	// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Rows carry file details, detected language and a cost snapshot; word timestamps are only in the single-job read.
+	// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Rows carry file details, detected language and a cost snapshot; word timestamps are only in the single-job read. Filters, all optional and combined: `file_name` (a part of the file name, any case), `status` (one status or several separated by commas), `from` and `to` (UTC days, both included). To page back, pass the lowest `id` you have as `before`: only older jobs come back, so pages never repeat or skip a job while new ones arrive.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9418,6 +10079,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/transcribe/{id}/transcript (the `EditTranscriptionTranscript` operationId).
 	EditTranscriptionTranscriptWithResponse(ctx context.Context, id JobId, params *EditTranscriptionTranscriptParams, body EditTranscriptionTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*EditTranscriptionTranscriptResponse, error)
+
+	// SearchTranscriptsWithResponse Search inside transcripts
+	//
+	// Required scope: `transcribe:read`; subtitle jobs are searched too when the key also holds `subtitles:read`.
+	//
+	// Full-text search of the transcripts of the account's completed, undeleted jobs. `q` is written as in a web search engine: words (all must appear in one passage), `"a phrase"`, `or`, and `-word` to exclude. Words match whole and in any case, in every language; English transcripts also match other forms of a word (`run` finds `running`). Transcripts are searched in passages of a few seconds of speech (a new one after a pause of 1.5 s, or every 24 words), so the words of a query must be said close together. Returns jobs newest first, each with how many passages match and the first three. To page on, pass the lowest job id you have as `before`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/transcripts/search (the `SearchTranscripts` operationId).
+	SearchTranscriptsWithResponse(ctx context.Context, params *SearchTranscriptsParams, reqEditors ...RequestEditorFn) (*SearchTranscriptsResponse, error)
 
 	// ListWebhooksWithResponse List webhook endpoints
 	//
@@ -11878,6 +12550,157 @@ func (r CancelSMSBatchResponse) ContentType() string {
 	return ""
 }
 
+// ListSMSMessagesResponse200Headers the declared response headers of an HTTP 200 response for ListSMSMessages
+type ListSMSMessagesResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListSMSMessagesResponse400Headers the declared response headers of an HTTP 400 response for ListSMSMessages
+type ListSMSMessagesResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListSMSMessagesResponse401Headers the declared response headers of an HTTP 401 response for ListSMSMessages
+type ListSMSMessagesResponse401Headers struct {
+	XRequestId *string
+}
+
+// ListSMSMessagesResponse403Headers the declared response headers of an HTTP 403 response for ListSMSMessages
+type ListSMSMessagesResponse403Headers struct {
+	XRequestId *string
+}
+
+// ListSMSMessagesResponse429Headers the declared response headers of an HTTP 429 response for ListSMSMessages
+type ListSMSMessagesResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// ListSMSMessagesResponse500Headers the declared response headers of an HTTP 500 response for ListSMSMessages
+type ListSMSMessagesResponse500Headers struct {
+	XRequestId *string
+}
+
+// ListSMSMessagesResponse503Headers the declared response headers of an HTTP 503 response for ListSMSMessages
+type ListSMSMessagesResponse503Headers struct {
+	XRequestId *string
+}
+
+type ListSMSMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Messages []SMSMessage `json:"messages"`
+		} `json:"data"`
+		Error *Error                               `json:"error,omitempty"`
+		Ok    ListSMSMessages200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorEnvelope
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSMSMessagesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSMSMessagesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSMSMessagesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSMSMessagesResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSMSMessagesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListSMSMessagesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSMSMessagesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSMSMessagesResponse) GetJSON200() *struct {
+	Data struct {
+		Messages []SMSMessage `json:"messages"`
+	} `json:"data"`
+	Error *Error                               `json:"error,omitempty"`
+	Ok    ListSMSMessages200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSMSMessagesResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSMSMessagesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSMSMessagesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListSMSMessagesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSMSMessagesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSMSMessagesResponse) GetJSON503() *ErrorEnvelope {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSMSMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSMSMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSMSMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSMSMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CancelSMSMessageResponse200Headers the declared response headers of an HTTP 200 response for CancelSMSMessage
 type CancelSMSMessageResponse200Headers struct {
 	XRequestId *string
@@ -12803,6 +13626,11 @@ type ListSubtitlesResponse200Headers struct {
 	XRequestId *string
 }
 
+// ListSubtitlesResponse400Headers the declared response headers of an HTTP 400 response for ListSubtitles
+type ListSubtitlesResponse400Headers struct {
+	XRequestId *string
+}
+
 // ListSubtitlesResponse401Headers the declared response headers of an HTTP 401 response for ListSubtitles
 type ListSubtitlesResponse401Headers struct {
 	XRequestId *string
@@ -12843,6 +13671,8 @@ type ListSubtitlesResponse struct {
 		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
 		RequestId string `json:"requestId"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -12855,6 +13685,8 @@ type ListSubtitlesResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSubtitlesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSubtitlesResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListSubtitlesResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -12879,6 +13711,11 @@ func (r ListSubtitlesResponse) GetJSON200() *struct {
 	RequestId string `json:"requestId"`
 } {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSubtitlesResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -14284,6 +15121,11 @@ type ListTranscriptionsResponse200Headers struct {
 	XRequestId *string
 }
 
+// ListTranscriptionsResponse400Headers the declared response headers of an HTTP 400 response for ListTranscriptions
+type ListTranscriptionsResponse400Headers struct {
+	XRequestId *string
+}
+
 // ListTranscriptionsResponse401Headers the declared response headers of an HTTP 401 response for ListTranscriptions
 type ListTranscriptionsResponse401Headers struct {
 	XRequestId *string
@@ -14324,6 +15166,8 @@ type ListTranscriptionsResponse struct {
 		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
 		RequestId string `json:"requestId"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -14336,6 +15180,8 @@ type ListTranscriptionsResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListTranscriptionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListTranscriptionsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListTranscriptionsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -14360,6 +15206,11 @@ func (r ListTranscriptionsResponse) GetJSON200() *struct {
 	RequestId string `json:"requestId"`
 } {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListTranscriptionsResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -15453,6 +16304,157 @@ func (r EditTranscriptionTranscriptResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r EditTranscriptionTranscriptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SearchTranscriptsResponse200Headers the declared response headers of an HTTP 200 response for SearchTranscripts
+type SearchTranscriptsResponse200Headers struct {
+	XRequestId *string
+}
+
+// SearchTranscriptsResponse400Headers the declared response headers of an HTTP 400 response for SearchTranscripts
+type SearchTranscriptsResponse400Headers struct {
+	XRequestId *string
+}
+
+// SearchTranscriptsResponse401Headers the declared response headers of an HTTP 401 response for SearchTranscripts
+type SearchTranscriptsResponse401Headers struct {
+	XRequestId *string
+}
+
+// SearchTranscriptsResponse403Headers the declared response headers of an HTTP 403 response for SearchTranscripts
+type SearchTranscriptsResponse403Headers struct {
+	XRequestId *string
+}
+
+// SearchTranscriptsResponse429Headers the declared response headers of an HTTP 429 response for SearchTranscripts
+type SearchTranscriptsResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// SearchTranscriptsResponse500Headers the declared response headers of an HTTP 500 response for SearchTranscripts
+type SearchTranscriptsResponse500Headers struct {
+	XRequestId *string
+}
+
+// SearchTranscriptsResponse503Headers the declared response headers of an HTTP 503 response for SearchTranscripts
+type SearchTranscriptsResponse503Headers struct {
+	XRequestId *string
+}
+
+type SearchTranscriptsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Jobs []TranscriptMatch `json:"jobs"`
+		} `json:"data"`
+		Error *Error                                 `json:"error,omitempty"`
+		Ok    SearchTranscripts200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorEnvelope
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SearchTranscriptsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SearchTranscriptsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SearchTranscriptsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SearchTranscriptsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SearchTranscriptsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SearchTranscriptsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SearchTranscriptsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SearchTranscriptsResponse) GetJSON200() *struct {
+	Data struct {
+		Jobs []TranscriptMatch `json:"jobs"`
+	} `json:"data"`
+	Error *Error                                 `json:"error,omitempty"`
+	Ok    SearchTranscripts200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SearchTranscriptsResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SearchTranscriptsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SearchTranscriptsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SearchTranscriptsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SearchTranscriptsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SearchTranscriptsResponse) GetJSON503() *ErrorEnvelope {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SearchTranscriptsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SearchTranscriptsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SearchTranscriptsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SearchTranscriptsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16601,6 +17603,23 @@ func (c *ClientWithResponses) CancelSMSBatchWithResponse(ctx context.Context, id
 	return ParseCancelSMSBatchResponse(rsp)
 }
 
+// ListSMSMessagesWithResponse Search SMS messages
+//
+// Required scope: `sms:read`.
+//
+// The account's messages across all threads, newest first (id desc), optionally only those whose body contains `q` and whose sender or recipient contains `phone` (both in any case). To page back, pass the lowest message id you have as `before`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/sms/messages (the `ListSMSMessages` operationId).
+func (c *ClientWithResponses) ListSMSMessagesWithResponse(ctx context.Context, params *ListSMSMessagesParams, reqEditors ...RequestEditorFn) (*ListSMSMessagesResponse, error) {
+	rsp, err := c.ListSMSMessages(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSMSMessagesResponse(rsp)
+}
+
 // CancelSMSMessageWithResponse Cancel a single SMS message
 //
 // Required scope: `sms:send`.
@@ -16622,7 +17641,7 @@ func (c *ClientWithResponses) CancelSMSMessageWithResponse(ctx context.Context, 
 //
 // Required scope: `sms:read`.
 //
-// One thread per pair (owned number, remote number), created on first use by a single send, a batch, a reply or an inbound message. Ordered by latest activity (lastMessageAt desc, then id desc). Archived threads are hidden unless `archived=true`, which lists only them; an archived thread returns to the list by itself on its next inbound message.
+// One thread per pair (owned number, remote number), created on first use by a single send, a batch, a reply or an inbound message. Ordered by latest activity (lastMessageAt desc, then id desc). Archived threads are hidden unless `archived=true`, which lists only them; an archived thread returns to the list by itself on its next inbound message. `phone` and `unread` narrow the list further.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -16724,7 +17743,7 @@ func (c *ClientWithResponses) ReplySMSThreadWithResponse(ctx context.Context, id
 //
 // Required scope: `subtitles:read`.
 //
-// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs.
+// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Filters, all optional and combined: `file_name` (a part of the file name, any case), `status` (one status or several separated by commas), `from` and `to` (UTC days, both included). To page back, pass the lowest `id` you have as `before`: only older jobs come back, so pages never repeat or skip a job while new ones arrive.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -16921,7 +17940,7 @@ func (c *ClientWithResponses) EditSubtitlesTranscriptWithResponse(ctx context.Co
 //
 // Required scope: `transcribe:read`.
 //
-// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Rows carry file details, detected language and a cost snapshot; word timestamps are only in the single-job read.
+// Returns data { jobs }, newest first, up to 50, without soft-deleted jobs. Rows carry file details, detected language and a cost snapshot; word timestamps are only in the single-job read. Filters, all optional and combined: `file_name` (a part of the file name, any case), `status` (one status or several separated by commas), `from` and `to` (UTC days, both included). To page back, pass the lowest `id` you have as `before`: only older jobs come back, so pages never repeat or skip a job while new ones arrive.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17096,6 +18115,23 @@ func (c *ClientWithResponses) EditTranscriptionTranscriptWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseEditTranscriptionTranscriptResponse(rsp)
+}
+
+// SearchTranscriptsWithResponse Search inside transcripts
+//
+// Required scope: `transcribe:read`; subtitle jobs are searched too when the key also holds `subtitles:read`.
+//
+// Full-text search of the transcripts of the account's completed, undeleted jobs. `q` is written as in a web search engine: words (all must appear in one passage), `"a phrase"`, `or`, and `-word` to exclude. Words match whole and in any case, in every language; English transcripts also match other forms of a word (`run` finds `running`). Transcripts are searched in passages of a few seconds of speech (a new one after a pause of 1.5 s, or every 24 words), so the words of a query must be said close together. Returns jobs newest first, each with how many passages match and the first three. To page on, pass the lowest job id you have as `before`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/transcripts/search (the `SearchTranscripts` operationId).
+func (c *ClientWithResponses) SearchTranscriptsWithResponse(ctx context.Context, params *SearchTranscriptsParams, reqEditors ...RequestEditorFn) (*SearchTranscriptsResponse, error) {
+	rsp, err := c.SearchTranscripts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSearchTranscriptsResponse(rsp)
 }
 
 // ListWebhooksWithResponse List webhook endpoints
@@ -19862,6 +20898,163 @@ func ParseCancelSMSBatchResponse(rsp *http.Response) (*CancelSMSBatchResponse, e
 	return response, nil
 }
 
+// ParseListSMSMessagesResponse parses an HTTP response from a ListSMSMessagesWithResponse call
+func ParseListSMSMessagesResponse(rsp *http.Response) (*ListSMSMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSMSMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Messages []SMSMessage `json:"messages"`
+			} `json:"data"`
+			Error *Error                               `json:"error,omitempty"`
+			Ok    ListSMSMessages200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSMSMessagesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSMSMessagesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSMSMessagesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSMSMessagesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSMSMessagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListSMSMessagesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSMSMessagesResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCancelSMSMessageResponse parses an HTTP response from a CancelSMSMessageWithResponse call
 func ParseCancelSMSMessageResponse(rsp *http.Response) (*CancelSMSMessageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20873,6 +22066,13 @@ func ParseListSubtitlesResponse(rsp *http.Response) (*ListSubtitlesResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20921,6 +22121,16 @@ func ParseListSubtitlesResponse(rsp *http.Response) (*ListSubtitlesResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSubtitlesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListSubtitlesResponse401Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -22470,6 +23680,13 @@ func ParseListTranscriptionsResponse(rsp *http.Response) (*ListTranscriptionsRes
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22518,6 +23735,16 @@ func ParseListTranscriptionsResponse(rsp *http.Response) (*ListTranscriptionsRes
 			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListTranscriptionsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListTranscriptionsResponse401Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -23707,6 +24934,163 @@ func ParseEditTranscriptionTranscriptResponse(rsp *http.Response) (*EditTranscri
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers EditTranscriptionTranscriptResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSearchTranscriptsResponse parses an HTTP response from a SearchTranscriptsWithResponse call
+func ParseSearchTranscriptsResponse(rsp *http.Response) (*SearchTranscriptsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SearchTranscriptsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Jobs []TranscriptMatch `json:"jobs"`
+			} `json:"data"`
+			Error *Error                                 `json:"error,omitempty"`
+			Ok    SearchTranscripts200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SearchTranscriptsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SearchTranscriptsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SearchTranscriptsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SearchTranscriptsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers SearchTranscriptsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SearchTranscriptsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SearchTranscriptsResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -63,6 +63,7 @@ type Push interface {
 
 func (c *Console) mountAccount(in *gin.RouterGroup) {
 	in.GET("/account", c.accountPage)
+	in.GET("/account/ledger.csv", c.ledgerCSV)
 	in.GET("/account/keys", c.keysPage)
 	in.POST("/account/keys", c.createKey)
 	in.POST("/account/keys/:id/revoke", c.revokeKey)
@@ -105,7 +106,14 @@ func (c *Console) accountPage(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	data := map[string]any{"Profile": p, "Services": spendRows(p.Usage), "Saved": g.Query("saved") == "quiet-hours"}
+	h, err := c.d.Spending.SpendHistory(g.Request.Context(), c.accountID(g))
+	if err != nil {
+		c.failProblem(g, err)
+		return
+	}
+	l := c.view(g, "", nil).L
+	chart := newSpendChart(h, func(svc string) string { return l.T("service."+svc, nil) })
+	data := map[string]any{"Profile": p, "Services": spendRows(p.Usage), "Chart": chart, "Saved": g.Query("saved") == "quiet-hours"}
 	if c.d.SMS != nil && c.d.SMS.Configured() {
 		q, err := c.d.SMS.QuietHours(g.Request.Context(), c.accountID(g))
 		if err != nil {

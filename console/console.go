@@ -89,11 +89,12 @@ type Deps struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	// Profiles, Keys, Webhooks, Preferences and Push serve the account
+	// Profiles, Spending, Keys, Webhooks, Preferences and Push serve the account
 	// pages (account.go), Preferences the job forms too; VAPIDPublicKey is
 	// the Web Push key browsers subscribe with, empty where push is not
 	// configured.
 	Profiles       Profiles
+	Spending       Spending
 	Keys           Keys
 	Webhooks       Webhooks
 	Preferences    Preferences
@@ -154,6 +155,11 @@ func (c *Console) Mount(r *gin.Engine) {
 	in.GET("/subtitles/:id/status", c.subtitleStatus)
 	in.POST("/subtitles/:id/srt", c.saveSRT)
 	in.POST("/subtitles/:id/reburn", c.reburn)
+	in.GET("/transcribe/:id/delete", c.confirmDelete("transcribe"))
+	in.POST("/transcribe/:id/delete", c.deleteJob("transcribe"))
+	in.GET("/subtitles/:id/delete", c.confirmDelete("subtitles"))
+	in.POST("/subtitles/:id/delete", c.deleteJob("subtitles"))
+	in.GET("/search", c.searchPage)
 	in.GET("/voice", c.conversationsPage)
 	in.GET("/voice/:id", c.conversationPage)
 	sms := g.Group("/sms", c.requireSession, limitBody(maxSMSForm), c.checkCSRF)
@@ -163,6 +169,7 @@ func (c *Console) Mount(r *gin.Engine) {
 	sms.GET("/batches/:id", c.batchPage)
 	sms.GET("/batches/:id/status", c.batchStatus)
 	sms.POST("/batches/:id/cancel", c.cancelBatch)
+	sms.GET("/messages", c.messagesPage)
 	sms.GET("/threads", c.threadsPage)
 	sms.GET("/threads.json", c.threadsJSON)
 	sms.GET("/threads/:id", c.threadPage)

@@ -21,7 +21,8 @@ import (
 	"parley/service/jobs"
 )
 
-// Jobs is what the transcription and subtitle pages ask of the jobs service.
+// Jobs is what the transcription, subtitle and search pages ask of the jobs
+// service.
 type Jobs interface {
 	Transcription(ctx context.Context, req jobs.TranscriptionRequest) (jobs.Accepted, error)
 	Subtitles(ctx context.Context, req jobs.SubtitlesRequest) (jobs.Accepted, error)
@@ -29,6 +30,8 @@ type Jobs interface {
 	ListSubtitles(ctx context.Context, accountID string, page jobs.Page) ([]jobs.Subtitles, error)
 	GetTranscription(ctx context.Context, accountID string, id int64) (jobs.Transcription, error)
 	GetSubtitles(ctx context.Context, accountID string, id int64) (jobs.Subtitles, error)
+	SearchTranscripts(ctx context.Context, accountID string, q jobs.SearchQuery) (jobs.SearchResult, error)
+	Delete(ctx context.Context, accountID string, kind jobspec.Kind, id int64) error
 	Export(ctx context.Context, accountID string, id int64, format string) (jobs.Export, error)
 	SRT(ctx context.Context, accountID string, id int64) (jobs.SRT, error)
 	EditSRT(ctx context.Context, accountID string, id int64, body io.Reader) (jobs.SRTEdit, error)

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"parley/platform/problem"
+	"parley/rules/jobspec"
 	"parley/rules/subtitles"
 	"parley/service/jobs"
 )
@@ -20,23 +21,36 @@ func (c *Console) home(g *gin.Context) {
 	c.render(g, http.StatusOK, "home", nil)
 }
 
+// The job pages list the account's jobs below their form, a page at a
+// time, filtered as the list's form (GET) asks; after a deletion they say
+// which job went.
 func (c *Console) transcribePage(g *gin.Context) {
-	list, err := c.d.Jobs.ListTranscriptions(g.Request.Context(), c.accountID(g), jobs.Page{Limit: 20})
+	f := readJobFilter(g, jobspec.Transcription)
+	list, err := c.d.Jobs.ListTranscriptions(g.Request.Context(), c.accountID(g), f.page(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
 	}
-	c.renderJobForm(g, "transcribe", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list})
+	data := map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list, "Filter": f, "Deleted": g.Query("deleted")}
+	if len(list) > 0 {
+		data["Older"] = olderLink(g, len(list), jobRows, list[len(list)-1].ID, "job-filters")
+	}
+	c.renderJobForm(g, "transcribe", data)
 }
 
 func (c *Console) subtitlesPage(g *gin.Context) {
-	list, err := c.d.Jobs.ListSubtitles(g.Request.Context(), c.accountID(g), jobs.Page{Limit: 20})
+	f := readJobFilter(g, jobspec.Subtitles)
+	list, err := c.d.Jobs.ListSubtitles(g.Request.Context(), c.accountID(g), f.page(g))
 	if err != nil {
 		c.failProblem(g, err)
 		return
 	}
-	c.renderJobForm(g, "subtitles", map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list,
-		"Fonts": []string{subtitles.DefaultFont, "Noto Sans", "DejaVu Serif"}})
+	data := map[string]any{"MaxMB": c.d.MaxUploadSize >> 20, "Jobs": list, "Filter": f, "Deleted": g.Query("deleted"),
+		"Fonts": []string{subtitles.DefaultFont, "Noto Sans", "DejaVu Serif"}}
+	if len(list) > 0 {
+		data["Older"] = olderLink(g, len(list), jobRows, list[len(list)-1].ID, "job-filters")
+	}
+	c.renderJobForm(g, "subtitles", data)
 }
 
 // renderJobForm shows a page with a job form, whose e-mail and text boxes

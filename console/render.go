@@ -124,6 +124,7 @@ type navItem struct{ Key, Path string }
 var nav = []navItem{
 	{"nav.transcribe", Base + "/transcribe"},
 	{"nav.subtitles", Base + "/subtitles"},
+	{"nav.search", Base + "/search"},
 	{"nav.sms", Base + "/sms"},
 	{"nav.inbox", Base + "/sms/threads"},
 	{"nav.voice", Base + "/voice"},
@@ -135,7 +136,8 @@ var sections = map[string]string{
 	"transcribe": "transcribe", "transcription": "transcribe",
 	"subtitles": "subtitles", "subtitle": "subtitles",
 	"sms": "sms", "batch": "sms",
-	"threads": "sms/threads", "thread": "sms/threads",
+	"threads": "sms/threads", "thread": "sms/threads", "messages": "sms/threads",
+	"search":        "search",
 	"conversations": "voice", "conversation": "voice",
 	"account": "account", "account-keys": "account", "account-webhooks": "account",
 	"account-webhook": "account", "account-notifications": "account",

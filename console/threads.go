@@ -13,14 +13,16 @@ import (
 )
 
 // inbox lists the threads, latest activity first: the open ones, or the
-// archived ones with ?archived=true.
+// archived ones with ?archived=true; ?phone= keeps those whose number or
+// contact name holds it, ?unread=true those with unread messages.
 func (c *Console) inbox(g *gin.Context) ([]messaging.ThreadView, bool, bool) {
 	svc, ok := c.sms(g)
 	if !ok {
 		return nil, false, false
 	}
 	archived := g.Query("archived") == "true"
-	ts, err := svc.Threads(g.Request.Context(), c.accountID(g), model.ThreadFilter{Limit: listRows, Archived: archived})
+	ts, err := svc.Threads(g.Request.Context(), c.accountID(g), model.ThreadFilter{Limit: listRows, Archived: archived,
+		Phone: g.Query("phone"), Unread: g.Query("unread") == "true"})
 	if err != nil {
 		c.failProblem(g, err)
 		return nil, false, false
@@ -33,7 +35,8 @@ func (c *Console) threadsPage(g *gin.Context) {
 	if !ok {
 		return
 	}
-	c.render(g, http.StatusOK, "threads", map[string]any{"Threads": ts, "Archived": archived})
+	c.render(g, http.StatusOK, "threads", map[string]any{"Threads": ts, "Archived": archived, "Phone": g.Query("phone"),
+		"Unread": g.Query("unread") == "true", "Poll": inboxQuery(g)})
 }
 
 // threadRow is a thread as the inbox's script redraws it.

@@ -19,7 +19,7 @@ func (p *platform) mountConsole(srv *api.Server, svc wiring.Services, store stor
 		BaseURL: p.cfg.BaseURL, MaxUploadSize: p.cfg.MaxUploadSize,
 		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: p.objects,
 		Voice: svc.Voice, SMS: svc.SMS, Catalog: catalog, Database: store, Log: testenv.Logger(), Now: o.now,
-		Profiles: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Preferences: svc.Accounts, Push: svc.Push, VAPIDPublicKey: o.vapidPublicKey,
+		Profiles: svc.Accounts, Spending: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Preferences: svc.Accounts, Push: svc.Push, VAPIDPublicKey: o.vapidPublicKey,
 	}
 	if o.consoleSMTP != "" {
 		sender, err := mail.NewSender(mail.Config{URL: "smtp://" + o.consoleSMTP, From: "Parley <no-reply@parley.test>"})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -261,12 +262,28 @@ func TestConsoleSignInTranscribeSignOut(t *testing.T) {
 	var job struct {
 		Source string `json:"source"`
 		Words  []struct {
+			Word  string  `json:"word"`
 			Start float64 `json:"start"`
 		} `json:"words"`
 	}
 	p.do(http.MethodGet, "/transcribe/"+id, key.Secret, nil).want(t, 200, "").decode(t, &job)
 	if job.Source != "ui" || len(job.Words) < 5 {
 		t.Fatalf("job %s: source %q, %d words", id, job.Source, len(job.Words))
+	}
+	// The stored transcript was indexed as it was stored: its last word is
+	// found, said when the engine says it was.
+	last := job.Words[len(job.Words)-1]
+	var found struct {
+		Jobs []struct {
+			ID       int64 `json:"id"`
+			Passages []struct {
+				AtSec float64 `json:"at_sec"`
+			} `json:"passages"`
+		} `json:"jobs"`
+	}
+	p.do(http.MethodGet, "/transcripts/search?q="+url.QueryEscape(`"`+last.Word+`"`), key.Secret, nil).want(t, 200, "").decode(t, &found)
+	if len(found.Jobs) != 1 || fmt.Sprint(found.Jobs[0].ID) != id || found.Jobs[0].Passages[len(found.Jobs[0].Passages)-1].AtSec != last.Start {
+		t.Fatalf("searching for %q found %+v, want job %s at %.2f s", last.Word, found, id, last.Start)
 	}
 	// A click on the fifth word plays the media from that word.
 	var at float64

@@ -164,6 +164,11 @@ type ThreadFilter struct {
 	OwnedNumberID int64
 	// Archived lists the archived threads instead of the others.
 	Archived bool
+	// Phone, when not empty, keeps the threads whose remote number or
+	// contact name contains it (in any case).
+	Phone string
+	// Unread keeps the threads with unread messages.
+	Unread bool
 }
 
 // ThreadChange is what PATCH /sms/threads/{id} asks for; nil fields stay.

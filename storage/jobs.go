@@ -44,13 +44,13 @@ func (r Jobs) ByIdempotencyKey(ctx context.Context, accountID, kind, key string)
 	return j, notFound(err)
 }
 
-// List returns an account's undeleted jobs of a kind, newest first, with
-// only the columns a list shows (listColumns).
-func (r Jobs) List(ctx context.Context, accountID, kind string, limit int) ([]model.Job, error) {
-	jobs := make([]model.Job, 0, limit)
-	err := r.DB.NewSelect().Model(&jobs).Column(listColumns[kind]...).
-		Where("account_id = ? AND kind = ? AND deleted_at IS NULL", accountID, kind).
-		OrderExpr("id DESC").Limit(int64(limit)).Scan(ctx)
+// List returns a page of an account's undeleted jobs of a kind that f
+// keeps, newest first, with only the columns a list shows (listColumns).
+func (r Jobs) List(ctx context.Context, accountID, kind string, f model.JobFilter) ([]model.Job, error) {
+	jobs := make([]model.Job, 0, f.Limit)
+	q := r.DB.NewSelect().Model(&jobs).Column(listColumns[kind]...).
+		Where("account_id = ? AND kind = ? AND deleted_at IS NULL", accountID, kind)
+	err := filterJobs(q, f).OrderExpr("id DESC").Limit(int64(f.Limit)).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}

@@ -34,8 +34,34 @@ func (r SMS) Threads(ctx context.Context, accountID string, f model.ThreadFilter
 	if f.OwnedNumberID != 0 {
 		q = q.Where("t.owned_number_id = ?", f.OwnedNumberID)
 	}
+	if f.Phone != "" {
+		q = q.Where("(t.remote_phone ILIKE ?0 OR t.remote_contact_name ILIKE ?0)", likePattern(f.Phone))
+	}
+	if f.Unread {
+		q = q.Where("t.unread_count > 0")
+	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list sms threads: %w", err)
+	}
+	return out, nil
+}
+
+// Messages lists a page of an account's messages that f keeps, newest
+// first, across its threads.
+func (r SMS) Messages(ctx context.Context, accountID string, f model.MessageFilter) ([]model.SMSMessage, error) {
+	out := []model.SMSMessage{}
+	q := r.DB.NewSelect().Model(&out).Where("account_id = ?", accountID).OrderExpr("id DESC").Limit(int64(f.Limit))
+	if f.Before != 0 {
+		q = q.Where("id < ?", f.Before)
+	}
+	if f.Text != "" {
+		q = q.Where("body ILIKE ?", likePattern(f.Text))
+	}
+	if f.Phone != "" {
+		q = q.Where("(from_phone ILIKE ?0 OR to_phone ILIKE ?0)", likePattern(f.Phone))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list sms messages: %w", err)
 	}
 	return out, nil
 }

@@ -19,8 +19,8 @@ type Transcripts struct{ DB bun.IDB }
 // moves from version e.From to the next only while it is done, undeleted
 // and still at e.From (ok=false and nothing written otherwise, so two edits
 // of one version never both land); the text and words it replaces are kept
-// as version e.From; a subtitle job's rebuilt SRT becomes its next SRT
-// version.
+// as version e.From; the search index follows the new words; a subtitle
+// job's rebuilt SRT becomes its next SRT version.
 func (r Transcripts) Save(ctx context.Context, e model.TranscriptEdit) (saved model.TranscriptSaved, ok bool, err error) {
 	err = inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		saved, ok = model.TranscriptSaved{}, false
@@ -47,6 +47,9 @@ func (r Transcripts) Save(ctx context.Context, e model.TranscriptEdit) (saved mo
 			e.JobID, e.From, e.OldText, oldWords).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("keep transcript version %d of job %d: %w", e.From, e.JobID, err)
+		}
+		if err := indexTranscript(ctx, tx, e.JobID, e.Words); err != nil {
+			return err
 		}
 		saved, ok = model.TranscriptSaved{Version: e.From + 1}, true
 		if e.SRT == "" {

@@ -18,9 +18,9 @@ import (
 	"parley/storage"
 )
 
-// doneJob is a finished job of kind with words (and, for subtitles, its
+// editableJob is a finished job of kind with words (and, for subtitles, its
 // generated SRT as version 1).
-func doneJob(t *testing.T, db *bun.DB, acc model.Account, kind string, words []transcript.Word) model.Job {
+func editableJob(t *testing.T, db *bun.DB, acc model.Account, kind string, words []transcript.Word) model.Job {
 	t.Helper()
 	ctx := context.Background()
 	j := model.Job{AccountID: acc.ID, Kind: kind, Status: jobspec.Queued, InputKind: "file", Source: "api", LanguageRequested: "auto"}
@@ -63,7 +63,7 @@ func TestTranscriptVersions(t *testing.T) {
 	v2 := []transcript.Word{{Word: "hello", Start: 0, End: 0.5}, {Word: "world", Start: 0.5, End: 1}}
 	acc := newAccount(t, db, billing.MicrosPerUSD)
 
-	sub := doneJob(t, db, acc, jobspec.Subtitles, v1)
+	sub := editableJob(t, db, acc, jobspec.Subtitles, v1)
 	saved, ok, err := store.Save(ctx, model.TranscriptEdit{JobID: sub.ID, From: 1, OldText: sub.TranscriptText, OldWords: sub.Words,
 		Text: "hello world", Words: v2, SRT: "1\n00:00:00,000 --> 00:00:01,000\nhello world\n"})
 	if err != nil || !ok || saved != (model.TranscriptSaved{Version: 2, SRTVersion: 2}) {
@@ -126,7 +126,7 @@ func TestTranscriptVersions(t *testing.T) {
 	if _, ok, err := store.Save(ctx, model.TranscriptEdit{JobID: sub.ID, From: 3, Text: "x", Words: v1}); err != nil || ok {
 		t.Fatalf("edit while burning: %v %v", ok, err)
 	}
-	tr := doneJob(t, db, acc, jobspec.Transcription, v1)
+	tr := editableJob(t, db, acc, jobspec.Transcription, v1)
 	if err := (storage.Jobs{DB: db}).SoftDelete(ctx, tr.AccountID, jobspec.Transcription, tr.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestTranscriptVersions(t *testing.T) {
 	}
 
 	// A transcription has no SRT; words edited away are stored as none.
-	tr = doneJob(t, db, acc, jobspec.Transcription, v1)
+	tr = editableJob(t, db, acc, jobspec.Transcription, v1)
 	saved, ok, err = store.Save(ctx, model.TranscriptEdit{JobID: tr.ID, From: 1, OldText: tr.TranscriptText, OldWords: tr.Words})
 	if err != nil || !ok || saved != (model.TranscriptSaved{Version: 2}) {
 		t.Fatalf("transcription edit: %+v %v %v", saved, ok, err)
@@ -170,7 +170,7 @@ func TestSRTVersionsOfConcurrentEdits(t *testing.T) {
 	ctx := context.Background()
 	acc := newAccount(t, db, billing.MicrosPerUSD)
 	words := []transcript.Word{{Word: "hello", Start: 0, End: 0.5}}
-	sub := doneJob(t, db, acc, jobspec.Subtitles, words)
+	sub := editableJob(t, db, acc, jobspec.Subtitles, words)
 	var wg sync.WaitGroup
 	for range 6 {
 		wg.Go(func() {
@@ -189,5 +189,29 @@ func TestSRTVersionsOfConcurrentEdits(t *testing.T) {
 	wg.Wait()
 	if srt, _ := (storage.SubtitleVersions{DB: db}).Latest(ctx, sub.ID); srt.Version != 8 {
 		t.Fatalf("srt at version %d after the generated one and 7 edits", srt.Version)
+	}
+}
+
+// A saved edit is what a search finds: the new words, not the replaced ones.
+func TestTranscriptEditIsSearched(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	acc := newAccount(t, db, billing.MicrosPerUSD)
+	words := []transcript.Word{{Word: "hello", Start: 0, End: 0.5}, {Word: "wrold", Start: 0.5, End: 1}}
+	j := editableJob(t, db, acc, jobspec.Transcription, words)
+	jobs := storage.Jobs{DB: db}
+	if err := jobs.IndexTranscript(ctx, j.ID, words); err != nil {
+		t.Fatal(err)
+	}
+	fixed := []transcript.Word{{Word: "hello", Start: 0, End: 0.5}, {Word: "world", Start: 0.5, End: 1}}
+	if _, ok, err := (storage.Transcripts{DB: db}).Save(ctx, model.TranscriptEdit{JobID: j.ID, From: 1, OldText: j.TranscriptText,
+		OldWords: j.Words, Text: "hello world", Words: fixed}); err != nil || !ok {
+		t.Fatalf("edit: %v %v", ok, err)
+	}
+	for q, want := range map[string]int{"world": 1, "wrold": 0} {
+		hits, err := jobs.SearchTranscripts(ctx, acc.ID, q, []string{string(jobspec.Transcription)}, 0, 10)
+		if err != nil || len(hits) != want {
+			t.Fatalf("search %q after the edit: %d hits (%v), want %d", q, len(hits), err, want)
+		}
 	}
 }

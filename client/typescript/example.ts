@@ -67,7 +67,11 @@ async function transcription(file: Blob): Promise<string> {
   if (!upload.data || !fromURL.data) return "";
   const id = String(upload.data.data.id);
   const job = await api.GET("/api/v1/transcribe/{id}", { params: { path: { id } } });
-  const list = await api.GET("/api/v1/transcribe");
+  const list = await api.GET("/api/v1/transcribe", {
+    params: { query: { file_name: "talk", status: "done,failed", from: "2026-11-01", limit: 20 } },
+  });
+  const found = await api.GET("/api/v1/transcripts/search", { params: { query: { q: '"quarterly review"', limit: 5 } } });
+  const hit = found.data?.data.jobs[0]?.passages[0];
   const srt = await api.GET("/api/v1/transcribe/{id}/export", {
     params: { path: { id }, query: { format: "srt" } },
     parseAs: "text",
@@ -82,7 +86,7 @@ async function transcription(file: Blob): Promise<string> {
   });
   const words = job.data?.data.words?.length ?? 0;
   const version = `${edited.data?.data.version} ${edited.data?.data.changed} ${edited.error?.error.details?.currentVersion}`;
-  return `${job.data?.data.status} ${words} ${list.data?.data.jobs.length} ${srt.data} ${version} ${deleted.data?.data.deleted}`;
+  return `${job.data?.data.status} ${words} ${list.data?.data.jobs.length} ${hit?.at_sec} ${srt.data} ${version} ${deleted.data?.data.deleted}`;
 }
 
 async function subtitles(file: File): Promise<string> {
@@ -208,7 +212,11 @@ async function sms(): Promise<string> {
   } else {
     out += `${result.messageId} ${result.priceUsd} `;
   }
-  const threads = await api.GET("/api/v1/sms/threads", { params: { query: { limit: 10, archived: false } } });
+  const threads = await api.GET("/api/v1/sms/threads", {
+    params: { query: { limit: 10, archived: false, unread: true, phone: "+1 415" } },
+  });
+  const messages = await api.GET("/api/v1/sms/messages", { params: { query: { q: "invoice", phone: "555", limit: 20 } } });
+  out += `${messages.data?.data.messages.length} `;
   const thread = threads.data?.data.threads[0];
   if (!thread) return out;
   const page = await api.GET("/api/v1/sms/threads/{id}", { params: { path: { id: thread.id }, query: { limit: 50 } } });

@@ -23,7 +23,7 @@ func newConsole(cfg config.Config, store storage.Store, objects *storage.Objects
 		BaseURL: cfg.BaseURL, MaxUploadSize: cfg.MaxUploadSize,
 		Auth: store.Console, Accounts: svc.Accounts, Jobs: svc.Jobs, Uploads: objects,
 		Voice: svc.Voice, SMS: svc.SMS, Catalog: catalog, Database: store, Log: log,
-		Profiles: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Preferences: svc.Accounts, Push: svc.Push, VAPIDPublicKey: cfg.VAPIDPublicKey,
+		Profiles: svc.Accounts, Spending: svc.Accounts, Keys: svc.Accounts, Webhooks: svc.Webhooks, Preferences: svc.Accounts, Push: svc.Push, VAPIDPublicKey: cfg.VAPIDPublicKey,
 	}
 	if cfg.SMTPURL != "" {
 		sender, err := mail.NewSender(mail.Config{URL: cfg.SMTPURL, From: cfg.MailFrom})

@@ -255,6 +255,23 @@
     });
   }
 
+  // A link to a moment (a search hit: ...#t=12.3) starts the page's player
+  // there and marks the word said then.
+  const seek = () => {
+    const m = /^#t=(\d+(?:\.\d+)?)$/.exec(window.location.hash);
+    const media = player || document.getElementById("video");
+    if (!m || !media) return;
+    const t = parseFloat(m[1]);
+    media.currentTime = t;
+    if (!words) return;
+    let hit = null;
+    for (const s of words.querySelectorAll(".w")) { if (parseFloat(s.dataset.start) <= t + 0.005) hit = s; else break; }
+    words.querySelectorAll(".hit").forEach((s) => s.classList.remove("hit"));
+    if (hit) { hit.classList.add("hit"); hit.scrollIntoView({ block: "center" }); }
+  };
+  seek();
+  window.addEventListener("hashchange", seek);
+
   // A secret shown once: the button copies it; nothing keeps it.
   document.querySelectorAll("[data-copy]").forEach((b) => b.addEventListener("click", () => {
     const field = document.querySelector(b.dataset.copy);

@@ -36,10 +36,13 @@ type AccountStore interface {
 	SetConcurrencyLimit(ctx context.Context, id string, limit int) error
 }
 
-// Ledger posts credit and sums an account's charges by service.
+// Ledger posts credit, sums an account's charges by service (and day) and
+// reads its movements.
 type Ledger interface {
 	Post(ctx context.Context, m model.Movement) (model.LedgerEntry, error)
 	SpendByService(ctx context.Context, accountID string, since time.Time) (map[string]billing.Micros, error)
+	DailySpend(ctx context.Context, accountID string, since time.Time) ([]model.DailySpend, error)
+	Entries(ctx context.Context, accountID string, fn func(model.LedgerEntry) error) error
 }
 
 // Settings writes the platform's settings.

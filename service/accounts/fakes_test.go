@@ -206,6 +206,8 @@ type fakeLedger struct {
 	accounts fakeAccounts
 	posted   []model.Movement
 	spend    map[string]billing.Micros
+	daily    []model.DailySpend
+	entries  []model.LedgerEntry
 }
 
 func (f *fakeLedger) Post(_ context.Context, m model.Movement) (model.LedgerEntry, error) {
@@ -222,6 +224,19 @@ func (f *fakeLedger) Post(_ context.Context, m model.Movement) (model.LedgerEntr
 
 func (f *fakeLedger) SpendByService(context.Context, string, time.Time) (map[string]billing.Micros, error) {
 	return f.spend, nil
+}
+
+func (f *fakeLedger) DailySpend(context.Context, string, time.Time) ([]model.DailySpend, error) {
+	return f.daily, nil
+}
+
+func (f *fakeLedger) Entries(_ context.Context, _ string, fn func(model.LedgerEntry) error) error {
+	for _, e := range f.entries {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fakeSMS counts sent messages and keeps numbers and quotas.

@@ -57,7 +57,8 @@ type MediaStore interface {
 type JobStore interface {
 	GetOwned(ctx context.Context, accountID, kind string, id int64) (model.Job, error)
 	ByIdempotencyKey(ctx context.Context, accountID, kind, key string) (model.Job, error)
-	List(ctx context.Context, accountID, kind string, limit int) ([]model.Job, error)
+	List(ctx context.Context, accountID, kind string, f model.JobFilter) ([]model.Job, error)
+	SearchTranscripts(ctx context.Context, accountID, q string, kinds []string, before int64, limit int) ([]model.TranscriptHit, error)
 	Running(ctx context.Context, accountID string) ([]model.Job, error)
 	SoftDelete(ctx context.Context, accountID, kind string, id int64) error
 	Finish(ctx context.Context, id int64, status, code, message string) error

@@ -29,7 +29,9 @@ type fakeJobs struct {
 	// the same Idempotency-Key would, after storing that request's job.
 	conflictOnce *model.Job
 	finished     map[int64]string
-	reburnEnded  []int64
+	// hits is what SearchTranscripts answers.
+	hits        []model.TranscriptHit
+	reburnEnded []int64
 }
 
 func (f *fakeJobs) Admit(_ context.Context, j *model.Job, _ billing.Micros) error {
@@ -79,11 +81,11 @@ func (f *fakeJobs) ByIdempotencyKey(_ context.Context, accountID, kind, key stri
 	})
 }
 
-func (f *fakeJobs) List(_ context.Context, accountID, kind string, limit int) ([]model.Job, error) {
+func (f *fakeJobs) List(_ context.Context, accountID, kind string, filter model.JobFilter) ([]model.Job, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := []model.Job{}
-	for i := len(f.jobs) - 1; i >= 0 && len(out) < limit; i-- {
+	for i := len(f.jobs) - 1; i >= 0 && len(out) < filter.Limit; i-- {
 		if j := f.jobs[i]; j.AccountID == accountID && j.Kind == kind && j.DeletedAt == nil {
 			out = append(out, j)
 		}
@@ -92,6 +94,10 @@ func (f *fakeJobs) List(_ context.Context, accountID, kind string, limit int) ([
 }
 
 func (f *fakeJobs) Running(context.Context, string) ([]model.Job, error) { return nil, nil }
+
+func (f *fakeJobs) SearchTranscripts(context.Context, string, string, []string, int64, int) ([]model.TranscriptHit, error) {
+	return f.hits, nil
+}
 
 func (f *fakeJobs) SoftDelete(_ context.Context, accountID, kind string, id int64) error {
 	f.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"parley/model"
@@ -16,28 +17,87 @@ import (
 	"parley/rules/jobspec"
 	"parley/rules/medialink"
 	"parley/rules/subtitles"
+	"parley/rules/textcheck"
 )
 
 // ListLimit is the most jobs a list returns.
 const ListLimit = 50
 
 // Page picks the jobs a list shows: the newest Limit of them (ListLimit
-// when zero or above it).
+// when zero or above it) below the id Before (when not zero) that the
+// filters keep. The filters are as a client wrote them: FileName a part of
+// the file name (any case), Status one status or several separated by
+// commas, From and To UTC days (YYYY-MM-DD, both included).
 type Page struct {
-	Limit int
+	Limit                      int
+	Before                     int64
+	FileName, Status, From, To string
 }
 
-func (p Page) limit() int {
-	if p.Limit <= 0 || p.Limit > ListLimit {
-		return ListLimit
+// kindStatuses are the statuses a list of each kind can be filtered by.
+var kindStatuses = map[jobspec.Kind][]string{
+	jobspec.Transcription: {jobspec.Queued, jobspec.Processing, jobspec.Done, jobspec.Failed},
+	jobspec.Subtitles:     {jobspec.Queued, jobspec.Processing, jobspec.Transcribing, jobspec.Burning, jobspec.Done, jobspec.Failed},
+}
+
+// filter checks the page's filters and turns them into the store's;
+// a bad one is a VALIDATION_ERROR naming its query parameter.
+func (p Page) filter(kind jobspec.Kind) (model.JobFilter, error) {
+	f := model.JobFilter{Limit: p.Limit, Before: p.Before, FileName: strings.TrimSpace(p.FileName)}
+	if f.Limit <= 0 || f.Limit > ListLimit {
+		f.Limit = ListLimit
 	}
-	return p.Limit
+	if err := textcheck.Line(f.FileName); err != nil {
+		return f, problem.Invalid("file_name", err.Error())
+	}
+	if len(f.FileName) > 255 {
+		return f, problem.Invalid("file_name", "is longer than 255 characters")
+	}
+	if p.Status != "" {
+		for _, st := range strings.Split(p.Status, ",") {
+			st = strings.TrimSpace(st)
+			if !slices.Contains(kindStatuses[kind], st) {
+				return f, problem.Invalid("status", "must be one or more of "+strings.Join(kindStatuses[kind], ", ")+", separated by commas")
+			}
+			f.Statuses = append(f.Statuses, st)
+		}
+	}
+	var err error
+	if f.From, err = day("from", p.From); err != nil {
+		return f, err
+	}
+	if f.To, err = day("to", p.To); err != nil {
+		return f, err
+	}
+	if !f.To.IsZero() {
+		f.To = f.To.AddDate(0, 0, 1) // the whole last day
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		return f, problem.Invalid("to", "is before from")
+	}
+	return f, nil
 }
 
-// ListTranscriptions lists an account's transcriptions, newest first,
-// without their words.
+// day reads an optional UTC day.
+func day(field, v string) (time.Time, error) {
+	if v = strings.TrimSpace(v); v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		return t, problem.Invalid(field, "must be a date as YYYY-MM-DD")
+	}
+	return t, nil
+}
+
+// ListTranscriptions lists a page of an account's transcriptions, newest
+// first, without their words.
 func (s *Service) ListTranscriptions(ctx context.Context, accountID string, page Page) ([]Transcription, error) {
-	rows, err := s.d.Jobs.List(ctx, accountID, jobspec.Transcription, page.limit())
+	f, err := page.filter(jobspec.Transcription)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.d.Jobs.List(ctx, accountID, jobspec.Transcription, f)
 	if err != nil {
 		return nil, err
 	}
@@ -48,10 +108,14 @@ func (s *Service) ListTranscriptions(ctx context.Context, accountID string, page
 	return out, nil
 }
 
-// ListSubtitles lists an account's subtitle jobs, newest first, each with a
-// fresh link to its video.
+// ListSubtitles lists a page of an account's subtitle jobs, newest first,
+// each with a fresh link to its video.
 func (s *Service) ListSubtitles(ctx context.Context, accountID string, page Page) ([]Subtitles, error) {
-	rows, err := s.d.Jobs.List(ctx, accountID, jobspec.Subtitles, page.limit())
+	f, err := page.filter(jobspec.Subtitles)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.d.Jobs.List(ctx, accountID, jobspec.Subtitles, f)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ type SMSStore interface {
 	Threads(ctx context.Context, accountID string, f model.ThreadFilter) ([]model.SMSThread, error)
 	Thread(ctx context.Context, accountID string, id int64) (model.SMSThread, error)
 	ThreadMessages(ctx context.Context, threadID, before int64, limit int) ([]model.SMSMessage, error)
+	Messages(ctx context.Context, accountID string, f model.MessageFilter) ([]model.SMSMessage, error)
 	UpdateThread(ctx context.Context, accountID string, id int64, ch model.ThreadChange, now time.Time) (model.SMSThread, error)
 	Receive(ctx context.Context, in model.Inbound, now time.Time) (m model.SMSMessage, stored bool, err error)
 	CancelBatch(ctx context.Context, accountID string, id int64) (model.SMSBatch, error)

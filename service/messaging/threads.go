@@ -27,7 +27,13 @@ type ThreadFilter = model.ThreadFilter
 type ContactName = model.ContactName
 
 // Threads lists a page of an account's threads, latest activity first.
+// A Phone filter that is a bad search is a VALIDATION_ERROR naming phone.
 func (s *Service) Threads(ctx context.Context, accountID string, f model.ThreadFilter) ([]ThreadView, error) {
+	var err error
+	if f.Phone, err = searchText("phone", f.Phone); err != nil {
+		return nil, err
+	}
+	f.Phone = searchPhone(f.Phone)
 	ts, err := s.d.SMS.Threads(ctx, accountID, f)
 	if err != nil {
 		return nil, err
@@ -191,4 +197,75 @@ func (s *Service) Receive(ctx context.Context, cb CarrierCallback) error {
 // arrived, so it is kept, not refused.
 func cleanInbound(body string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(body, "\uFFFD"), "\x00", "")
+}
+
+// MessagesMax is the most messages a search returns at once.
+const MessagesMax = 200
+
+// MessageQuery searches an account's messages: Text a part of the body,
+// Phone a part of either number (spaces, dashes, dots and brackets in it
+// are ignored), the page Limit messages (50 when zero) below the id
+// Before when it is not zero.
+type MessageQuery struct {
+	Text, Phone string
+	Before      int64
+	Limit       int
+}
+
+// Messages finds an account's messages, newest first, across its
+// threads; a bad Text or Phone is a VALIDATION_ERROR naming q or phone.
+func (s *Service) Messages(ctx context.Context, accountID string, q MessageQuery) ([]MessageView, error) {
+	f := model.MessageFilter{Before: q.Before, Limit: q.Limit}
+	if f.Limit <= 0 || f.Limit > MessagesMax {
+		f.Limit = 50
+	}
+	var err error
+	if f.Text, err = searchText("q", q.Text); err != nil {
+		return nil, err
+	}
+	if f.Phone, err = searchText("phone", q.Phone); err != nil {
+		return nil, err
+	}
+	f.Phone = searchPhone(f.Phone)
+	ms, err := s.d.SMS.Messages(ctx, accountID, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MessageView, len(ms))
+	for i, m := range ms {
+		out[i] = NewMessageView(m)
+	}
+	return out, nil
+}
+
+// searchText checks what a person searches for: one line of at most 100
+// characters, trimmed.
+func searchText(field, s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if err := textcheck.Line(s); err != nil {
+		return "", problem.Invalid(field, err.Error())
+	}
+	if utf8.RuneCountInString(s) > 100 {
+		return "", problem.Invalid(field, "is longer than 100 characters")
+	}
+	return s, nil
+}
+
+// searchPhone drops the separators people type inside numbers ("+1 (415)
+// 555-0100"), which stored E.164 numbers never hold; text that is not a
+// number (a contact's name) is left as it is.
+func searchPhone(s string) string {
+	digits := strings.Map(func(r rune) rune {
+		switch {
+		case r == ' ' || r == '-' || r == '.' || r == '(' || r == ')':
+			return -1
+		case r == '+' || r >= '0' && r <= '9':
+			return r
+		}
+		return utf8.RuneError
+	}, s)
+	if strings.ContainsRune(digits, utf8.RuneError) {
+		return s
+	}
+	return digits
 }

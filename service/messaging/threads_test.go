@@ -51,3 +51,16 @@ func TestCleanInbound(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchPhone(t *testing.T) {
+	for in, want := range map[string]string{
+		"+1 (415) 555-0100": "+14155550100",
+		"555.0100":          "5550100",
+		"Dana":              "Dana",
+		"Dana 2":            "Dana 2",
+	} {
+		if got := searchPhone(in); got != want {
+			t.Errorf("searchPhone(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
