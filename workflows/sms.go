@@ -104,6 +104,24 @@ type SMSBatchPartInput struct {
 // SMSSendInput hands one message to the carrier.
 type SMSSendInput struct {
 	MessageID int64
+	// Paced sends wait for their turn at the pace of their number: a send
+	// whose turn is far off is handed back (SMSSendResult.Wait). Sends of
+	// workflows started before pacing leave it false and go at once.
+	Paced bool
+	// TurnAt and TurnEpoch are the turn an earlier send handed back with
+	// (SMSSendResult), kept for this one; zero: none yet.
+	TurnAt    time.Time
+	TurnEpoch int64
+}
+
+// SMSSendResult says whether a send went. A paced send (SMSSendInput.Paced)
+// whose turn is more than sms.PaceHold away, or that the carrier answered
+// 429, did not: it asks the workflow to wait Wait and send again with the
+// turn it holds.
+type SMSSendResult struct {
+	Wait      time.Duration
+	TurnAt    time.Time
+	TurnEpoch int64
 }
 
 // SMSReceivedInput names an inbound message.
@@ -194,9 +212,27 @@ func smsRefresh(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// smsPacingChange marks the workflows that pace their sends (see
+// pacedSends): runs recorded before it replay with their sends unpaced.
+const smsPacingChange = "sms-pacing"
+
+// pacedSends reports whether this run paces its sends: every run started
+// since pacing was added. A run recorded before it sends at once, as it
+// did, and never waits on a send's timer.
+func pacedSends(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, smsPacingChange, workflow.DefaultVersion, 1) == 1
+}
+
 // SMSMessageWorkflow sends one message, then watches its delivery.
 func SMSMessageWorkflow(ctx workflow.Context, in SMSMessageInput) error {
-	if err := sendOne(ctx, in.MessageID); err != nil {
+	if pacedSends(ctx) {
+		remote := func(ctx workflow.Context, in SMSSendInput) workflow.Future {
+			return workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, in)
+		}
+		if err := sendPaced(ctx, in.MessageID, remote); err != nil {
+			return err
+		}
+	} else if err := sendOne(ctx, in.MessageID); err != nil {
 		return err
 	}
 	return settle(ctx, SMSRefreshInput{MessageID: in.MessageID}, in.RefreshEvery)
@@ -250,7 +286,12 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 // millisecond timer between waves ends that task, so a part's tasks stay
 // short (signals, queries and a worker's cache never wait behind a whole
 // part) and each wave's results are recorded as it finishes.
+//
+// Paced sends (pacedSends) each run in their own coroutine, so that a send
+// handed back to wait for its turn sleeps from the moment it was, while the
+// others go on.
 func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
+	paced := pacedSends(ctx)
 	var ids []int64
 	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartMessages, in).Get(ctx, &ids); err != nil {
 		return err
@@ -261,7 +302,12 @@ func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
 				return err
 			}
 		}
-		if err := sendWave(ctx, ids[start:min(start+smsWave, len(ids))]); err != nil {
+		wave := ids[start:min(start+smsWave, len(ids))]
+		if paced {
+			if err := sendPacedWave(ctx, wave); err != nil {
+				return err
+			}
+		} else if err := sendWave(ctx, wave); err != nil {
 			return err
 		}
 	}
@@ -287,6 +333,54 @@ func sendWave(ctx workflow.Context, ids []int64) error {
 	return nil
 }
 
+// sendPacedWave sends ids, smsWindow at a time, each through sendPaced in
+// a coroutine of its own, and waits for every outcome; it returns the first
+// error.
+func sendPacedWave(ctx workflow.Context, ids []int64) error {
+	local := func(ctx workflow.Context, in SMSSendInput) workflow.Future {
+		return workflow.ExecuteLocalActivity(smsLocalSend(ctx), ActSMSSend, in)
+	}
+	window := workflow.NewSemaphore(ctx, smsWindow)
+	sending := workflow.NewWaitGroup(ctx)
+	var first error
+	for _, id := range ids {
+		if err := window.Acquire(ctx, 1); err != nil {
+			return err
+		}
+		sending.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer sending.Done()
+			defer window.Release(1)
+			if err := sendPaced(ctx, id, local); err != nil && first == nil {
+				first = err
+			}
+		})
+	}
+	sending.Wait(ctx)
+	return first
+}
+
+// sendPaced sends one message at the pace of its number: a send handed back
+// (SMSSendResult.Wait) sleeps on a durable timer and goes again with the
+// turn it holds, until it has an outcome; one whose retries ran out is
+// settled as awaitSend settles it.
+func sendPaced(ctx workflow.Context, id int64, send func(workflow.Context, SMSSendInput) workflow.Future) error {
+	in := SMSSendInput{MessageID: id, Paced: true}
+	for {
+		var res SMSSendResult
+		if err := send(ctx, in).Get(ctx, &res); err != nil {
+			return failSend(ctx, id)
+		}
+		if res.Wait <= 0 {
+			return nil
+		}
+		if err := workflow.Sleep(ctx, res.Wait); err != nil {
+			return err
+		}
+		in.TurnAt, in.TurnEpoch = res.TurnAt, res.TurnEpoch
+	}
+}
+
 func sendOne(ctx workflow.Context, id int64) error {
 	return awaitSend(ctx, id, workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, SMSSendInput{MessageID: id}))
 }
@@ -295,10 +389,14 @@ func sendOne(ctx workflow.Context, id int64) error {
 // SMS.Fail: recorded as accepted if an attempt reached the carrier after
 // all, otherwise failed, releasing its reservation.
 func awaitSend(ctx workflow.Context, id int64, send workflow.Future) error {
-	err := send.Get(ctx, nil)
-	if err == nil {
+	if err := send.Get(ctx, nil); err == nil {
 		return nil
 	}
+	return failSend(ctx, id)
+}
+
+// failSend settles a send whose retries ran out (see awaitSend).
+func failSend(ctx workflow.Context, id int64) error {
 	failed := SMSFailInput{MessageID: id, Code: "CARRIER_UNAVAILABLE", Message: "The carrier could not be reached; the message was not sent."}
 	return workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSFail, failed).Get(ctx, nil)
 }

@@ -40,6 +40,9 @@ type smsHarness struct {
 	refreshes  []int
 	// down are messages the carrier never takes: every attempt fails.
 	down map[int64]bool
+	// handBack scripts the sends handed back to wait for their turn: a
+	// message's first attempts answer these results in turn, unsent.
+	handBack map[int64][]workflows.SMSSendResult
 
 	mu       sync.Mutex
 	order    []string
@@ -49,6 +52,8 @@ type smsHarness struct {
 	peak     int
 	failed   []workflows.SMSFailInput
 	refresh  []refreshCall
+	inputs   map[int64][]workflows.SMSSendInput
+	sentAt   map[int64]time.Time
 }
 
 type refreshCall struct {
@@ -60,7 +65,8 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	h := &smsHarness{env: suite.NewTestWorkflowEnvironment(), recipients: recipients, refreshes: refreshes,
-		down: map[int64]bool{}, parts: map[string]workflows.SMSBatchPartInput{}, attempts: map[int64]int{}}
+		down: map[int64]bool{}, handBack: map[int64][]workflows.SMSSendResult{}, parts: map[string]workflows.SMSBatchPartInput{},
+		attempts: map[int64]int{}, inputs: map[int64][]workflows.SMSSendInput{}, sentAt: map[int64]time.Time{}}
 	worker.Register(h.env, activities.Set{
 		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
 		Events: &activities.Events{}, Notify: &activities.Notify{}, SMS: &activities.SMS{},
@@ -84,22 +90,28 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 			}
 			return ids, nil
 		})
-	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSSendInput) error {
+	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSSendInput) (workflows.SMSSendResult, error) {
 		h.mu.Lock()
 		h.attempts[in.MessageID]++
+		h.inputs[in.MessageID] = append(h.inputs[in.MessageID], in)
 		h.inFlight++
 		h.peak = max(h.peak, h.inFlight)
 		h.mu.Unlock()
 		// Long enough for the other sends of a window to start meanwhile.
 		time.Sleep(2 * time.Millisecond)
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		h.inFlight--
-		h.mu.Unlock()
 		if h.down[in.MessageID] {
-			return errors.New("carrier: 503 Service Unavailable")
+			return workflows.SMSSendResult{}, errors.New("carrier: 503 Service Unavailable")
 		}
-		h.note(workflows.ActSMSSend)
-		return nil
+		if back := h.handBack[in.MessageID]; len(back) > 0 {
+			h.handBack[in.MessageID] = back[1:]
+			return back[0], nil
+		}
+		h.sentAt[in.MessageID] = h.env.Now()
+		h.order = append(h.order, workflows.ActSMSSend)
+		return workflows.SMSSendResult{}, nil
 	})
 	h.env.OnActivity(workflows.ActSMSFail, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSFailInput) error {
 		h.mu.Lock()
@@ -281,16 +293,21 @@ func TestSMSMessageWorkflow(t *testing.T) {
 	tests := []struct {
 		name     string
 		down     bool
+		handBack int
 		attempts int
 		failed   int
 	}{
-		{"sent", false, 1, 0},
-		{"carrier unavailable", true, sendAttempts, 1},
+		{"sent", false, 0, 1, 0},
+		{"carrier unavailable", true, 0, sendAttempts, 1},
+		{"handed back twice to wait for its turn", false, 2, 3, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newSMSHarness(t, 0, []int{1, 0})
 			h.down[42] = tt.down
+			for range tt.handBack {
+				h.handBack[42] = append(h.handBack[42], workflows.SMSSendResult{Wait: time.Minute})
+			}
 			h.run(t, workflows.SMSMessageWorkflowName, workflows.SMSMessageInput{MessageID: 42, RefreshEvery: time.Minute})
 
 			require.Equal(t, map[int64]int{42: tt.attempts}, h.attempts)
@@ -307,4 +324,37 @@ func refreshInputs(calls []refreshCall) []workflows.SMSRefreshInput {
 		out[i] = c.In
 	}
 	return out
+}
+
+// A paced send whose turn is far off is handed back: the part sleeps the
+// wait on a durable timer and sends it again with the turn it holds (a
+// send the carrier answered 429 comes back without one), while the other
+// sends of the part go on; nothing is failed.
+func TestSMSPacedSendWaitsForItsTurn(t *testing.T) {
+	h := newSMSHarness(t, 30, []int{0})
+	turn := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	h.handBack[3] = []workflows.SMSSendResult{{Wait: time.Minute, TurnAt: turn, TurnEpoch: 4}}
+	h.handBack[5] = []workflows.SMSSendResult{{Wait: time.Second}, {Wait: 2 * time.Second, TurnAt: turn.Add(time.Second), TurnEpoch: 5}}
+	start := h.env.Now()
+	h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
+
+	require.Len(t, h.sentAt, 30)
+	require.Empty(t, h.failed)
+	require.Equal(t, []workflows.SMSSendInput{
+		{MessageID: 3, Paced: true},
+		{MessageID: 3, Paced: true, TurnAt: turn, TurnEpoch: 4},
+	}, h.inputs[3])
+	require.Equal(t, []workflows.SMSSendInput{
+		{MessageID: 5, Paced: true},
+		{MessageID: 5, Paced: true},
+		{MessageID: 5, Paced: true, TurnAt: turn.Add(time.Second), TurnEpoch: 5},
+	}, h.inputs[5])
+	require.GreaterOrEqual(t, h.sentAt[3].Sub(start), time.Minute)
+	require.GreaterOrEqual(t, h.sentAt[5].Sub(start), 3*time.Second)
+	for id := int64(1); id <= 30; id++ {
+		if id != 3 && id != 5 {
+			require.Equal(t, 1, h.attempts[id], "message %d", id)
+			require.Less(t, h.sentAt[id].Sub(start), time.Second, "message %d waited behind a held-back one", id)
+		}
+	}
 }

@@ -12,17 +12,21 @@ import (
 // the API serves it and the sms.batch.completed event carries it, so a
 // webhook's data is the batch exactly as its GET shows it.
 type BatchView struct {
-	ID              int64           `json:"id"`
-	Status          string          `json:"status"`
-	TotalRecipients int             `json:"totalRecipients"`
-	SentCount       int             `json:"sentCount"`
-	FailedCount     int             `json:"failedCount"`
-	TotalCostUSD    float64         `json:"totalCostUsd"`
-	TotalPriceUSD   float64         `json:"totalPriceUsd"`
-	CreatedAt       time.Time       `json:"createdAt"`
-	StartedAt       *time.Time      `json:"startedAt"`
-	CompletedAt     *time.Time      `json:"completedAt"`
-	Recipients      []RecipientView `json:"recipients"`
+	ID              int64      `json:"id"`
+	Status          string     `json:"status"`
+	TotalRecipients int        `json:"totalRecipients"`
+	SentCount       int        `json:"sentCount"`
+	FailedCount     int        `json:"failedCount"`
+	TotalCostUSD    float64    `json:"totalCostUsd"`
+	TotalPriceUSD   float64    `json:"totalPriceUsd"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	StartedAt       *time.Time `json:"startedAt"`
+	CompletedAt     *time.Time `json:"completedAt"`
+	// EstimatedCompletionAt is when the last queued recipient should be
+	// sent at the pace of the batch's number; nil without a pace or with
+	// nothing left to send.
+	EstimatedCompletionAt *time.Time      `json:"estimatedCompletionAt"`
+	Recipients            []RecipientView `json:"recipients"`
 }
 
 // RecipientView is one recipient row of a batch.
@@ -47,6 +51,7 @@ func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 	v := BatchView{ID: b.ID, Status: b.Status, TotalRecipients: b.TotalRecipients, CreatedAt: b.CreatedAt.UTC(),
 		StartedAt: utc(b.StartedAt), CompletedAt: utc(b.CompletedAt), Recipients: make([]RecipientView, len(ms))}
 	var price, cost billing.Micros
+	queued := 0
 	for i, m := range ms {
 		p, c := Charged(m)
 		price += p
@@ -56,12 +61,23 @@ func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 			v.SentCount++
 		case sms.Failed, sms.Undelivered:
 			v.FailedCount++
+		case sms.Queued:
+			queued++
 		}
 		v.Recipients[i] = RecipientView{ID: m.ID, To: m.ToPhone, Country: m.Country, Body: m.Body, Segments: m.Segments,
 			Encoding: m.Encoding, Status: m.Status, ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage,
 			PriceUSD: p.USD(), CostUSD: c.USD()}
 	}
 	v.TotalPriceUSD, v.TotalCostUSD = price.USD(), cost.USD()
+	if p := b.Pace; p != nil {
+		var slowedUntil time.Time
+		if p.SlowedUntil != nil {
+			slowedUntil = *p.SlowedUntil
+		}
+		if at, ok := sms.EstimatedCompletion(p.Now, queued, p.MessagesPerSecond, slowedUntil); ok {
+			v.EstimatedCompletionAt = utc(&at)
+		}
+	}
 	return v
 }
 
