@@ -25,7 +25,7 @@ func paceStepSQL(perSecond, slowed string) string {
 func (r SMS) SetPace(ctx context.Context, id int64, perSecond *int) (model.OwnedNumber, error) {
 	var n model.OwnedNumber
 	err := r.DB.NewRaw(`UPDATE owned_numbers SET messages_per_second = ?0, pace_epoch = pace_epoch + 1,
-			next_send_at = CASE WHEN ?0::integer IS NULL THEN NULL
+			next_send_at = CASE WHEN ?0::integer IS NULL OR next_send_at IS NULL THEN NULL
 				ELSE least(next_send_at, clock_timestamp() + ?1 * interval '1 microsecond' + `+
 		paceStepSQL("?0::integer", "coalesce(slowed_until > clock_timestamp(), false)")+`) END,
 			slowed_until = CASE WHEN ?0::integer IS NULL THEN NULL ELSE slowed_until END
@@ -91,7 +91,7 @@ func (r SMS) SlowPace(ctx context.Context, phone string) error {
 	slowed := "coalesce(slowed_until > clock_timestamp(), false)"
 	_, err := r.DB.NewRaw(`UPDATE owned_numbers SET
 			pace_epoch = pace_epoch + CASE WHEN `+slowed+` THEN 0 ELSE 1 END,
-			next_send_at = CASE WHEN `+slowed+` THEN next_send_at
+			next_send_at = CASE WHEN `+slowed+` OR next_send_at IS NULL THEN next_send_at
 				ELSE least(next_send_at, clock_timestamp() + ?0 * interval '1 microsecond' + `+paceStepSQL("messages_per_second", "true")+`) END,
 			slowed_until = clock_timestamp() + ?1 * interval '1 microsecond'
 		WHERE phone = ?2 AND messages_per_second IS NOT NULL`, sms.PaceHold.Microseconds(), sms.SlowedFor.Microseconds(), phone).Exec(ctx)
