@@ -103,7 +103,9 @@ func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (res workflow
 	}
 	msg, err := a.Carrier.Send(ctx, twilio.SendRequest{From: m.FromPhone, To: m.ToPhone, Body: m.Body, StatusCallback: a.StatusCallback})
 	if in.Paced && twilio.IsTooManyRequests(err) {
-		activity.GetLogger(ctx).Info("the carrier asked for a slower pace", "message_id", m.ID, "from", m.FromPhone, "error", err)
+		if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Info("the carrier asked for a slower pace", "message_id", m.ID, "from", m.FromPhone, "error", err)
+		}
 		return workflows.SMSSendResult{Wait: tooManyRequestsWait}, a.Store.SlowPace(ctx, m.FromPhone)
 	}
 	var refused *twilio.APIError

@@ -238,13 +238,17 @@ type smsFixture struct {
 	from    model.OwnedNumber
 }
 
-func newSMSFixture(t *testing.T) smsFixture {
+func newSMSFixture(t *testing.T) smsFixture { return newSMSFixtureLimited(t, 0) }
+
+// newSMSFixtureLimited is newSMSFixture with a carrier that takes at most
+// senderRate sends a second from a number (0: no limit).
+func newSMSFixtureLimited(t *testing.T, senderRate int) smsFixture {
 	t.Helper()
 	db := testenv.DB(t)
 	const sidAccount, token = "ACtest0000000000000000000000000000", "test-auth-token"
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	carrier := localcarrier.New(localcarrier.Config{AccountSID: sidAccount, AuthToken: token, Log: log})
+	carrier := localcarrier.New(localcarrier.Config{AccountSID: sidAccount, AuthToken: token, Log: log, SenderRate: senderRate})
 	srv := httptest.NewServer(carrier)
 	t.Cleanup(func() { carrier.Close(); srv.Close() })
 	client, err := twilio.NewClient(twilio.Config{BaseURL: srv.URL, AccountSID: sidAccount, AuthToken: token})
@@ -481,4 +485,83 @@ func TestSMSSendWaitsForAnAttemptInFlight(t *testing.T) {
 func sendOnly(a *SMS, ctx context.Context, in workflows.SMSSendInput) error {
 	_, err := a.Send(ctx, in)
 	return err
+}
+
+// A paced send goes at its turn: at once when the number is free, after a
+// wait in the activity when its turn is near, and handed back to the
+// workflow, unsent and unattempted, with the turn it holds when that is
+// more than sms.PaceHold away.
+func TestSMSPacedSendWaitsForItsTurn(t *testing.T) {
+	f := newSMSFixture(t)
+	ctx := context.Background()
+	a := &SMS{Store: f.store, Carrier: f.client, Now: time.Now}
+	_, ms := f.admit(t, true, "+12025550150", "+12025550151", "+12025550152", "+12025550153")
+	one := 1
+	if _, err := f.store.SetPace(ctx, f.from.ID, &one); err != nil {
+		t.Fatal(err)
+	}
+	step := sms.PaceStep(1, false)
+	start := time.Now()
+	if res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[0].ID, Paced: true}); err != nil || res.Wait != 0 {
+		t.Fatalf("first paced send: %+v, %v", res, err)
+	}
+	if res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID, Paced: true}); err != nil || res.Wait != 0 {
+		t.Fatalf("second paced send: %+v, %v", res, err)
+	}
+	if took := time.Since(start); took < step-sms.PaceLate {
+		t.Fatalf("two sends at one a second took %s, want at least %s", took, step)
+	}
+	if got := len(f.carrier.Messages()); got != 2 {
+		t.Fatalf("the carrier has %d messages, want 2", got)
+	}
+	// Other sends take the next turns: the one after them is far off.
+	for range int(sms.PaceHold/step) + 1 {
+		if _, _, _, err := f.store.TakeTurn(ctx, ms[3].ID, model.PaceTurn{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[2].ID, Paced: true})
+	if err != nil || res.Wait <= 0 || res.Wait > sms.PaceHold+2*step-sms.PaceLead || res.TurnAt.IsZero() {
+		t.Fatalf("a send with its turn far off: %+v, %v; want it handed back", res, err)
+	}
+	m, err := f.store.Message(ctx, ms[2].ID)
+	if err != nil || m.Status != sms.Queued || m.SendAttemptedAt != nil || len(f.carrier.Messages()) != 2 {
+		t.Fatalf("a send handed back: %s, attempted %v (%v), %d at the carrier", m.Status, m.SendAttemptedAt, err, len(f.carrier.Messages()))
+	}
+}
+
+// A carrier's 429 to a paced send is not a failure: the send is handed back
+// to go again a moment later, the message stays queued with its lease
+// given up, and the number's pace is halved; the next attempt goes at the
+// slowed pace and is taken.
+func TestSMSPacedSendSlowsOn429(t *testing.T) {
+	f := newSMSFixtureLimited(t, 1)
+	ctx := context.Background()
+	a := &SMS{Store: f.store, Carrier: f.client, Now: time.Now}
+	_, ms := f.admit(t, true, "+12025550160", "+12025550161")
+	ten := 10
+	if _, err := f.store.SetPace(ctx, f.from.ID, &ten); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[0].ID, Paced: true}); err != nil || res.Wait != 0 {
+		t.Fatalf("first paced send: %+v, %v", res, err)
+	}
+	res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID, Paced: true})
+	if err != nil || res.Wait != tooManyRequestsWait {
+		t.Fatalf("a send the carrier answered 429: %+v, %v; want it handed back for %s", res, err, tooManyRequestsWait)
+	}
+	m, err := f.store.Message(ctx, ms[1].ID)
+	if err != nil || m.Status != sms.Queued || m.SendLeaseUntil != nil {
+		t.Fatalf("after a 429 the message is %s with lease %v (%v), want queued without one", m.Status, m.SendLeaseUntil, err)
+	}
+	n, err := f.store.NumberByPhone(ctx, f.from.Phone)
+	if err != nil || n.SlowedUntil == nil || time.Until(*n.SlowedUntil) < sms.SlowedFor-5*time.Second {
+		t.Fatalf("the number after a 429: slowed until %v (%v), want about %s from now", n.SlowedUntil, err, sms.SlowedFor)
+	}
+	time.Sleep(res.Wait)
+	if res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID, Paced: true}); err != nil || res.Wait != 0 {
+		t.Fatalf("the send again after the wait: %+v, %v", res, err)
+	}
+	f.agrees(t, ms[0].ID)
+	f.agrees(t, ms[1].ID)
 }
