@@ -1,0 +1,145 @@
+//go:build integration
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"parley/rules/billing"
+	"parley/rules/sms"
+	"parley/storage"
+)
+
+// setPace gives the account's number a pace, as `parley admin number
+// update --mps` does.
+func setPace(t testing.TB, p *platform, a smsAccount, perSecond int) {
+	t.Helper()
+	ctx := context.Background()
+	store := storage.SMS{DB: p.db}
+	n, err := store.NumberByPhone(ctx, a.From)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.SetPace(ctx, n.ID, &perSecond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// busiestWindow is the most of times (in order) within any window of
+// length w, and the least within any such window that fits between the
+// first and the last.
+func busiestWindow(times []time.Time, w time.Duration) (most, least int) {
+	least = len(times)
+	for i, j := 0, 0; i < len(times); i++ {
+		for j < len(times) && times[j].Sub(times[i]) < w {
+			j++
+		}
+		most = max(most, j-i)
+		if times[i].Add(w).Before(times[len(times)-1]) {
+			least = min(least, j-i)
+		}
+	}
+	return most, least
+}
+
+func pacedRecipients(batch, n int) []recipient {
+	rs := make([]recipient, n)
+	for i := range rs {
+		rs[i] = recipient{Phone: fmt.Sprintf("+1202555%d%03d", batch, i)}
+	}
+	return rs
+}
+
+// Three batches from one number paced at 20 a second, sent at once by two
+// `parley worker` processes, share its pace: the carrier (which would
+// answer 429 to a 21st send in a second) never sees more than 20 sends in
+// any second, and sees them at close to that pace. While sending a batch
+// shows when it should end; once done, it shows none.
+func TestSMSPacingHoldsAcrossWorkers(t *testing.T) {
+	const pace, batches, each = 20, 3, 150
+	p := startPlatform(t, options{noWorker: true, sms: true, smsRefresh: time.Second, senderRate: pace})
+	a := newSMSAccount(t, p, 100*billing.MicrosPerUSD, true, true)
+	if err := (storage.SMS{DB: p.db}).SetQuota(context.Background(), a.ID, "US", 1000); err != nil {
+		t.Fatal(err)
+	}
+	setPace(t, p, a, pace)
+	startWorker(t, smsWorkerEnv(p)...)
+	startWorker(t, smsWorkerEnv(p)...)
+
+	ids := make([]int64, batches)
+	for k := range ids {
+		var accepted struct{ JobID int64 }
+		p.sendSMS(a, "Doors open at 7", pacedRecipients(k, each)...).want(t, 202, "").decode(t, &accepted)
+		ids[k] = accepted.JobID
+	}
+	mid := p.waitBatch(a, ids[0], time.Minute, func(b smsBatch) bool { return b.SentCount > 10 })
+	if mid.EstimatedCompletionAt == nil {
+		t.Fatalf("a paced batch while sending shows no estimatedCompletionAt: %+v", mid)
+	}
+	if at, err := time.Parse(time.RFC3339Nano, *mid.EstimatedCompletionAt); err != nil || !at.After(time.Now()) {
+		t.Fatalf("estimatedCompletionAt %s (%v), want a time to come", *mid.EstimatedCompletionAt, err)
+	}
+	for _, id := range ids {
+		b := p.waitBatch(a, id, 2*time.Minute, func(b smsBatch) bool { return b.CompletedAt != nil })
+		if b.Status != "completed" || b.FailedCount != 0 || b.EstimatedCompletionAt != nil {
+			t.Fatalf("batch %d ended %s with %d failed, estimatedCompletionAt %v", id, b.Status, b.FailedCount, b.EstimatedCompletionAt)
+		}
+	}
+
+	times, refused := p.carrierLog.sends(a.From)
+	if len(times) != batches*each || refused != 0 {
+		t.Fatalf("the carrier took %d sends and refused %d, want %d and none", len(times), refused, batches*each)
+	}
+	most, least := busiestWindow(times, time.Second)
+	span := times[len(times)-1].Sub(times[0])
+	rate := float64(len(times)-1) / span.Seconds()
+	t.Logf("%d sends in %s (%.2f a second); any second held %d to %d", len(times), span.Round(time.Millisecond), rate, least, most)
+	if most > pace {
+		t.Fatalf("a second held %d sends, over the pace of %d", most, pace)
+	}
+	if rate < 0.9*pace/(1+sms.PaceMargin.Seconds()) {
+		t.Fatalf("%.2f sends a second, well under the pace of %d", rate, pace)
+	}
+}
+
+// A carrier that takes 5 sends a second from a number paced at 10 answers
+// 429 to some: they are not failed but sent again, the number's pace is
+// halved for a minute (which the carrier then takes), and every recipient
+// gets one message.
+func TestSMSCarrier429SlowsThePace(t *testing.T) {
+	const n = 40
+	p := startPlatform(t, options{sms: true, smsRefresh: time.Second, senderRate: 5})
+	a := newSMSAccount(t, p, 100*billing.MicrosPerUSD, true, true)
+	setPace(t, p, a, 10)
+	var accepted struct{ JobID int64 }
+	p.sendSMS(a, "Doors open at 7", pacedRecipients(0, n)...).want(t, 202, "").decode(t, &accepted)
+	b := p.waitBatch(a, accepted.JobID, 2*time.Minute, func(b smsBatch) bool { return b.CompletedAt != nil })
+	if b.Status != "completed" || b.FailedCount != 0 {
+		t.Fatalf("batch ended %s with %d failed", b.Status, b.FailedCount)
+	}
+	times, refused := p.carrierLog.sends(a.From)
+	if len(times) != n || refused == 0 {
+		t.Fatalf("the carrier took %d sends and refused %d, want %d and some", len(times), refused, n)
+	}
+	perRecipient := map[string]int{}
+	for _, m := range p.carrier.Messages() {
+		perRecipient[m.To]++
+	}
+	for _, r := range pacedRecipients(0, n) {
+		if perRecipient[r.Phone] != 1 {
+			t.Fatalf("%s got %d messages", r.Phone, perRecipient[r.Phone])
+		}
+	}
+	number, err := (storage.SMS{DB: p.db}).NumberByPhone(context.Background(), a.From)
+	if err != nil || number.SlowedUntil == nil || !number.SlowedUntil.After(time.Now()) {
+		t.Fatalf("the number after 429s: slowed until %v (%v)", number.SlowedUntil, err)
+	}
+	most, _ := busiestWindow(times[len(times)/2:], time.Second)
+	t.Logf("%d sends, %d refused with 429; the slowed half held at most %d in a second", len(times), refused, most)
+	if most > 5 {
+		t.Fatalf("slowed, a second still held %d sends, over the carrier's 5", most)
+	}
+}
