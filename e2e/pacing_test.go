@@ -11,6 +11,7 @@ import (
 	"parley/rules/billing"
 	"parley/rules/sms"
 	"parley/storage"
+	"parley/workflows"
 )
 
 // setPace gives the account's number a pace, as `parley admin number
@@ -48,7 +49,7 @@ func busiestWindow(times []time.Time, w time.Duration) (most, least int) {
 func pacedRecipients(batch, n int) []recipient {
 	rs := make([]recipient, n)
 	for i := range rs {
-		rs[i] = recipient{Phone: fmt.Sprintf("+1202555%d%03d", batch, i)}
+		rs[i] = recipient{Phone: fmt.Sprintf("+120255%d1%03d", batch, i)} // never …0003, which the carrier leaves undelivered
 	}
 	return rs
 }
@@ -89,6 +90,13 @@ func TestSMSPacingHoldsAcrossWorkers(t *testing.T) {
 		}
 	}
 
+	// Sends wait for their turns in their local activities, and the part's
+	// workflow task is handed over while they do: none runs past its 2 s.
+	for _, id := range ids {
+		if longest := longestWorkflowTask(t, p.temporal, workflows.SMSBatchPartWorkflowID(id, 1)); longest > 2*time.Second {
+			t.Fatalf("batch %d: a workflow task of its part ran %s", id, longest)
+		}
+	}
 	times, refused := p.carrierLog.sends(a.From)
 	if len(times) != batches*each || refused != 0 {
 		t.Fatalf("the carrier took %d sends and refused %d, want %d and none", len(times), refused, batches*each)
