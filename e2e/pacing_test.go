@@ -151,3 +151,58 @@ func TestSMSCarrier429SlowsThePace(t *testing.T) {
 		t.Fatalf("slowed, a second still held %d sends, over the carrier's 5", most)
 	}
 }
+
+// BenchmarkSMSPacing: a batch of 15 seconds' worth of sends from a number
+// paced at 10 and at 100 messages a second, through two `parley worker`
+// processes, timed as they arrive at the local carrier. Pacing accuracy is
+// the largest deviation from the set rate of the sends within any one
+// second between the first and the last (max_deviation_pct: the busiest or
+// the emptiest such second against the pace); over_pace is how many sends
+// the busiest second held beyond the pace (never more than 0), and
+// mean_rate the sends a second from first to last. The pace leaves
+// sms.PaceMargin for jitter, so a steady second holds about 1/1.05 of it.
+func BenchmarkSMSPacing(b *testing.B) {
+	for _, pace := range []int{10, 100} {
+		b.Run(fmt.Sprintf("mps=%d", pace), func(b *testing.B) {
+			n := 15 * pace
+			p := startPlatform(b, options{noWorker: true, sms: true})
+			a := smsBenchAccount(b, p)
+			setPace(b, p, a, pace)
+			startWorker(b, smsWorkerEnv(p)...)
+			startWorker(b, smsWorkerEnv(p)...)
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := range b.N {
+				var accepted struct{ JobID int64 }
+				p.sendSMS(a, "Doors open at 7", pacedRecipients(i, n)...).want(b, 202, "").decode(b, &accepted)
+				for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+					var queued int
+					if err := p.db.NewSelect().Table("sms_messages").ColumnExpr("count(*)").
+						Where("batch_id = ? AND status = 'queued'", accepted.JobID).Scan(ctx, &queued); err != nil {
+						b.Fatal(err)
+					}
+					if queued == 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						b.Fatalf("batch %d: %d messages still queued after 5 minutes", accepted.JobID, queued)
+					}
+				}
+				all, refused := p.carrierLog.sends(a.From)
+				if len(all) != (i+1)*n || refused != 0 {
+					b.Fatalf("the carrier took %d sends and refused %d, want %d and none", len(all), refused, (i+1)*n)
+				}
+				times := all[i*n:]
+				most, least := busiestWindow(times, time.Second)
+				span := times[len(times)-1].Sub(times[0])
+				deviation := max(most-pace, pace-least)
+				b.ReportMetric(100*float64(deviation)/float64(pace), "max_deviation_pct")
+				b.ReportMetric(float64(most-pace), "over_pace")
+				b.ReportMetric(float64(len(times)-1)/span.Seconds(), "mean_rate")
+				if most > pace {
+					b.Fatalf("a second held %d sends, over the pace of %d", most, pace)
+				}
+			}
+		})
+	}
+}

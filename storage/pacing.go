@@ -111,3 +111,15 @@ func senderPace(ctx context.Context, db bun.IDB, phone string) (*model.SenderPac
 	}
 	return &ps[0], nil
 }
+
+// BatchPaced reports whether the number a batch sends from has a pace.
+func (r SMS) BatchPaced(ctx context.Context, batchID int64) (bool, error) {
+	var paced bool
+	err := r.DB.NewRaw(`SELECT EXISTS (SELECT 1 FROM owned_numbers
+		WHERE messages_per_second IS NOT NULL
+			AND phone = (SELECT from_phone FROM sms_messages WHERE batch_id = ? ORDER BY id LIMIT 1))`, batchID).Scan(ctx, &paced)
+	if err != nil {
+		return false, fmt.Errorf("pace of batch %d: %w", batchID, err)
+	}
+	return paced, nil
+}

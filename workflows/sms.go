@@ -28,6 +28,7 @@ const (
 	ActSMSSend         = "SMS.Send"
 	ActSMSFail         = "SMS.Fail"
 	ActSMSPartMessages = "SMS.PartMessages"
+	ActSMSPartPlan     = "SMS.PartPlan"
 	ActSMSStartBatch   = "SMS.StartBatch"
 	ActSMSConclude     = "SMS.ConcludeBatch"
 	ActSMSRefresh      = "SMS.Refresh"
@@ -99,6 +100,13 @@ type SMSBatchInput struct {
 type SMSBatchPartInput struct {
 	BatchID       int64
 	Offset, Limit int
+}
+
+// SMSPartPlan is what a part sends: its messages, in recipient order, and
+// whether their number had a pace when the part began.
+type SMSPartPlan struct {
+	MessageIDs []int64
+	Paced      bool
 }
 
 // SMSSendInput hands one message to the carrier.
@@ -226,10 +234,7 @@ func pacedSends(ctx workflow.Context) bool {
 // SMSMessageWorkflow sends one message, then watches its delivery.
 func SMSMessageWorkflow(ctx workflow.Context, in SMSMessageInput) error {
 	if pacedSends(ctx) {
-		remote := func(ctx workflow.Context, in SMSSendInput) workflow.Future {
-			return workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, in)
-		}
-		if err := sendPaced(ctx, in.MessageID, remote); err != nil {
+		if err := sendPaced(ctx, in.MessageID, remoteSend); err != nil {
 			return err
 		}
 	} else if err := sendOne(ctx, in.MessageID); err != nil {
@@ -287,27 +292,46 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 // short (signals, queries and a worker's cache never wait behind a whole
 // part) and each wave's results are recorded as it finishes.
 //
-// Paced sends (pacedSends) each run in their own coroutine, so that a send
-// handed back to wait for its turn sleeps from the moment it was, while the
-// others go on.
+// A part whose number has a pace (SMSPartPlan.Paced) sends through
+// activities on the queue instead, smsWindow at a time with no waves: its
+// sends wait for their turns, and a local one waiting would keep the task
+// open (heartbeating it every 1.6 s) for as long as the part sends, and
+// hold the timers of the sends handed back until then. The pace, not the
+// activities' dispatch, bounds its rate. Each paced send runs in its own
+// coroutine, so that one handed back to wait for its turn sleeps from the
+// moment it was, while the others go on.
 func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
-	paced := pacedSends(ctx)
-	var ids []int64
-	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartMessages, in).Get(ctx, &ids); err != nil {
+	if !pacedSends(ctx) {
+		var ids []int64
+		if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartMessages, in).Get(ctx, &ids); err != nil {
+			return err
+		}
+		return sendWaves(ctx, ids, sendWave)
+	}
+	var plan SMSPartPlan
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartPlan, in).Get(ctx, &plan); err != nil {
 		return err
 	}
+	if plan.Paced {
+		return sendPacedWindow(ctx, plan.MessageIDs, remoteSend)
+	}
+	// Sends of an unpaced number still ask for a turn: a pace set while
+	// the part sends holds for the rest of it.
+	return sendWaves(ctx, plan.MessageIDs, func(ctx workflow.Context, ids []int64) error {
+		return sendPacedWindow(ctx, ids, localSend)
+	})
+}
+
+// sendWaves sends ids in waves of smsWave, a one-millisecond timer between
+// them.
+func sendWaves(ctx workflow.Context, ids []int64, send func(workflow.Context, []int64) error) error {
 	for start := 0; start < len(ids); start += smsWave {
 		if start > 0 {
 			if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
 				return err
 			}
 		}
-		wave := ids[start:min(start+smsWave, len(ids))]
-		if paced {
-			if err := sendPacedWave(ctx, wave); err != nil {
-				return err
-			}
-		} else if err := sendWave(ctx, wave); err != nil {
+		if err := send(ctx, ids[start:min(start+smsWave, len(ids))]); err != nil {
 			return err
 		}
 	}
@@ -333,13 +357,21 @@ func sendWave(ctx workflow.Context, ids []int64) error {
 	return nil
 }
 
-// sendPacedWave sends ids, smsWindow at a time, each through sendPaced in
-// a coroutine of its own, and waits for every outcome; it returns the first
-// error.
-func sendPacedWave(ctx workflow.Context, ids []int64) error {
-	local := func(ctx workflow.Context, in SMSSendInput) workflow.Future {
-		return workflow.ExecuteLocalActivity(smsLocalSend(ctx), ActSMSSend, in)
-	}
+// sendFunc starts one send.
+type sendFunc func(workflow.Context, SMSSendInput) workflow.Future
+
+func localSend(ctx workflow.Context, in SMSSendInput) workflow.Future {
+	return workflow.ExecuteLocalActivity(smsLocalSend(ctx), ActSMSSend, in)
+}
+
+func remoteSend(ctx workflow.Context, in SMSSendInput) workflow.Future {
+	return workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, in)
+}
+
+// sendPacedWindow sends ids, smsWindow at a time, each through sendPaced
+// in a coroutine of its own, and waits for every outcome; it returns the
+// first error.
+func sendPacedWindow(ctx workflow.Context, ids []int64, send sendFunc) error {
 	window := workflow.NewSemaphore(ctx, smsWindow)
 	sending := workflow.NewWaitGroup(ctx)
 	var first error
@@ -351,7 +383,7 @@ func sendPacedWave(ctx workflow.Context, ids []int64) error {
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			defer sending.Done()
 			defer window.Release(1)
-			if err := sendPaced(ctx, id, local); err != nil && first == nil {
+			if err := sendPaced(ctx, id, send); err != nil && first == nil {
 				first = err
 			}
 		})
@@ -364,7 +396,7 @@ func sendPacedWave(ctx workflow.Context, ids []int64) error {
 // (SMSSendResult.Wait) sleeps on a durable timer and goes again with the
 // turn it holds, until it has an outcome; one whose retries ran out is
 // settled as awaitSend settles it.
-func sendPaced(ctx workflow.Context, id int64, send func(workflow.Context, SMSSendInput) workflow.Future) error {
+func sendPaced(ctx workflow.Context, id int64, send sendFunc) error {
 	in := SMSSendInput{MessageID: id, Paced: true}
 	for {
 		var res SMSSendResult

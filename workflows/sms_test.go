@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -40,6 +41,8 @@ type smsHarness struct {
 	refreshes  []int
 	// down are messages the carrier never takes: every attempt fails.
 	down map[int64]bool
+	// paced is the part plan's answer: the number has a pace.
+	paced bool
 	// handBack scripts the sends handed back to wait for their turn: a
 	// message's first attempts answer these results in turn, unsent.
 	handBack map[int64][]workflows.SMSSendResult
@@ -79,16 +82,16 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 		h.note(workflows.ActSMSConclude)
 		return nil
 	})
-	h.env.OnActivity(workflows.ActSMSPartMessages, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in workflows.SMSBatchPartInput) ([]int64, error) {
+	h.env.OnActivity(workflows.ActSMSPartPlan, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in workflows.SMSBatchPartInput) (workflows.SMSPartPlan, error) {
 			h.mu.Lock()
+			defer h.mu.Unlock()
 			h.parts[activity.GetInfo(ctx).WorkflowExecution.ID] = in
-			h.mu.Unlock()
 			var ids []int64
 			for i := in.Offset; i < min(in.Offset+in.Limit, h.recipients); i++ {
 				ids = append(ids, int64(i+1))
 			}
-			return ids, nil
+			return workflows.SMSPartPlan{MessageIDs: ids, Paced: h.paced}, nil
 		})
 	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSSendInput) (workflows.SMSSendResult, error) {
 		h.mu.Lock()
@@ -326,35 +329,55 @@ func refreshInputs(calls []refreshCall) []workflows.SMSRefreshInput {
 	return out
 }
 
-// A paced send whose turn is far off is handed back: the part sleeps the
-// wait on a durable timer and sends it again with the turn it holds (a
-// send the carrier answered 429 comes back without one), while the other
-// sends of the part go on; nothing is failed.
+// A send whose turn is far off is handed back: the part sleeps the wait on
+// a durable timer and sends it again with the turn it holds (a send the
+// carrier answered 429 comes back without one), while the other sends of
+// the part go on; nothing is failed. So it is whether the number was paced
+// when the part began (remote sends, no waves) or not (local sends in
+// waves, which may meet a pace set meanwhile).
 func TestSMSPacedSendWaitsForItsTurn(t *testing.T) {
-	h := newSMSHarness(t, 30, []int{0})
-	turn := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	h.handBack[3] = []workflows.SMSSendResult{{Wait: time.Minute, TurnAt: turn, TurnEpoch: 4}}
-	h.handBack[5] = []workflows.SMSSendResult{{Wait: time.Second}, {Wait: 2 * time.Second, TurnAt: turn.Add(time.Second), TurnEpoch: 5}}
-	start := h.env.Now()
-	h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
+	for _, paced := range []bool{true, false} {
+		t.Run(fmt.Sprintf("paced %v", paced), func(t *testing.T) {
+			h := newSMSHarness(t, 30, []int{0})
+			h.paced = paced
+			turn := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+			h.handBack[3] = []workflows.SMSSendResult{{Wait: time.Minute, TurnAt: turn, TurnEpoch: 4}}
+			h.handBack[5] = []workflows.SMSSendResult{{Wait: time.Second}, {Wait: 2 * time.Second, TurnAt: turn.Add(time.Second), TurnEpoch: 5}}
+			start := h.env.Now()
+			h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
 
-	require.Len(t, h.sentAt, 30)
-	require.Empty(t, h.failed)
-	require.Equal(t, []workflows.SMSSendInput{
-		{MessageID: 3, Paced: true},
-		{MessageID: 3, Paced: true, TurnAt: turn, TurnEpoch: 4},
-	}, h.inputs[3])
-	require.Equal(t, []workflows.SMSSendInput{
-		{MessageID: 5, Paced: true},
-		{MessageID: 5, Paced: true},
-		{MessageID: 5, Paced: true, TurnAt: turn.Add(time.Second), TurnEpoch: 5},
-	}, h.inputs[5])
-	require.GreaterOrEqual(t, h.sentAt[3].Sub(start), time.Minute)
-	require.GreaterOrEqual(t, h.sentAt[5].Sub(start), 3*time.Second)
-	for id := int64(1); id <= 30; id++ {
-		if id != 3 && id != 5 {
-			require.Equal(t, 1, h.attempts[id], "message %d", id)
-			require.Less(t, h.sentAt[id].Sub(start), time.Second, "message %d waited behind a held-back one", id)
-		}
+			require.Len(t, h.sentAt, 30)
+			require.Empty(t, h.failed)
+			require.Equal(t, []workflows.SMSSendInput{
+				{MessageID: 3, Paced: true},
+				{MessageID: 3, Paced: true, TurnAt: turn, TurnEpoch: 4},
+			}, h.inputs[3])
+			require.Equal(t, []workflows.SMSSendInput{
+				{MessageID: 5, Paced: true},
+				{MessageID: 5, Paced: true},
+				{MessageID: 5, Paced: true, TurnAt: turn.Add(time.Second), TurnEpoch: 5},
+			}, h.inputs[5])
+			require.GreaterOrEqual(t, h.sentAt[3].Sub(start), time.Minute)
+			require.GreaterOrEqual(t, h.sentAt[5].Sub(start), 3*time.Second)
+			for id := int64(1); id <= 30; id++ {
+				if id != 3 && id != 5 {
+					require.Equal(t, 1, h.attempts[id], "message %d", id)
+					require.Less(t, h.sentAt[id].Sub(start), time.Second, "message %d waited behind a held-back one", id)
+				}
+			}
+		})
 	}
+}
+
+// A part whose number is paced sends through activities on the queue, 20
+// at a time, with no waves (no timers between them).
+func TestSMSPacedPartSendsWithoutWaves(t *testing.T) {
+	h := newSMSHarness(t, partSize, []int{0})
+	h.paced = true
+	timers := 0
+	h.env.SetOnTimerScheduledListener(func(string, time.Duration) { timers++ })
+	h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
+	require.Len(t, h.sentAt, partSize)
+	require.Equal(t, window, h.peak, "sends in flight at once")
+	require.Zero(t, timers)
 }
