@@ -40,7 +40,7 @@ type SMSStore interface {
 	Fail(ctx context.Context, id int64, code, message string) error
 	ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error)
 	BatchMessageIDs(ctx context.Context, batchID int64, offset, limit int) ([]int64, error)
-	BatchPaced(ctx context.Context, batchID int64) (bool, error)
+	BatchPace(ctx context.Context, batchID int64) (int, error)
 	StartBatch(ctx context.Context, id int64) error
 	ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error)
 	BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error)
@@ -295,15 +295,15 @@ func (a *SMS) PartMessages(ctx context.Context, in workflows.SMSBatchPartInput) 
 	return a.Store.BatchMessageIDs(ctx, in.BatchID, in.Offset, in.Limit)
 }
 
-// PartPlan lists the messages of one part of a batch and says whether their
-// number has a pace.
+// PartPlan lists the messages of one part of a batch with the pace of their
+// number.
 func (a *SMS) PartPlan(ctx context.Context, in workflows.SMSBatchPartInput) (workflows.SMSPartPlan, error) {
 	ids, err := a.Store.BatchMessageIDs(ctx, in.BatchID, in.Offset, in.Limit)
 	if err != nil {
 		return workflows.SMSPartPlan{}, err
 	}
-	paced, err := a.Store.BatchPaced(ctx, in.BatchID)
-	return workflows.SMSPartPlan{MessageIDs: ids, Paced: paced}, err
+	pace, err := a.Store.BatchPace(ctx, in.BatchID)
+	return workflows.SMSPartPlan{MessageIDs: ids, MessagesPerSecond: pace}, err
 }
 
 // StartBatch moves a batch to processing.

@@ -112,14 +112,13 @@ func senderPace(ctx context.Context, db bun.IDB, phone string) (*model.SenderPac
 	return &ps[0], nil
 }
 
-// BatchPaced reports whether the number a batch sends from has a pace.
-func (r SMS) BatchPaced(ctx context.Context, batchID int64) (bool, error) {
-	var paced bool
-	err := r.DB.NewRaw(`SELECT EXISTS (SELECT 1 FROM owned_numbers
-		WHERE messages_per_second IS NOT NULL
-			AND phone = (SELECT from_phone FROM sms_messages WHERE batch_id = ? ORDER BY id LIMIT 1))`, batchID).Scan(ctx, &paced)
+// BatchPace is the pace of the number a batch sends from; 0: none.
+func (r SMS) BatchPace(ctx context.Context, batchID int64) (int, error) {
+	var pace int
+	err := r.DB.NewRaw(`SELECT coalesce((SELECT messages_per_second FROM owned_numbers
+		WHERE phone = (SELECT from_phone FROM sms_messages WHERE batch_id = ? ORDER BY id LIMIT 1)), 0)`, batchID).Scan(ctx, &pace)
 	if err != nil {
-		return false, fmt.Errorf("pace of batch %d: %w", batchID, err)
+		return 0, fmt.Errorf("pace of batch %d: %w", batchID, err)
 	}
-	return paced, nil
+	return pace, nil
 }

@@ -38,15 +38,15 @@ func TestSMSTurnsFollowThePace(t *testing.T) {
 	if _, _, paced, err := store.TakeTurn(ctx, ms[0].ID, model.PaceTurn{}); err != nil || paced {
 		t.Fatalf("a number without a pace gave a turn (%v)", err)
 	}
-	if paced, err := store.BatchPaced(ctx, *ms[0].BatchID); err != nil || paced {
-		t.Fatalf("a batch from a number without a pace: paced %v (%v)", paced, err)
+	if pace, err := store.BatchPace(ctx, *ms[0].BatchID); err != nil || pace != 0 {
+		t.Fatalf("a batch from a number without a pace: pace %d (%v)", pace, err)
 	}
 	ten := 10
 	if n, err := store.SetPace(ctx, number.ID, &ten); err != nil || n.MessagesPerSecond == nil || *n.MessagesPerSecond != 10 {
 		t.Fatalf("set pace: %+v, %v", n, err)
 	}
-	if paced, err := store.BatchPaced(ctx, *ms[0].BatchID); err != nil || !paced {
-		t.Fatalf("a batch from a paced number: paced %v (%v)", paced, err)
+	if pace, err := store.BatchPace(ctx, *ms[0].BatchID); err != nil || pace != 10 {
+		t.Fatalf("a batch from a number paced at 10: pace %d (%v)", pace, err)
 	}
 	step := sms.PaceStep(10, false)
 

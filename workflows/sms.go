@@ -54,6 +54,14 @@ const smsPartTaskTimeout = 2 * time.Second
 // the SMS workers.
 const smsWindow = 20
 
+// smsPacedWindow is how many sends of a paced part (see
+// SMSBatchPartWorkflow) are in flight at most: about a second of its pace,
+// from smsWindow up to this. Most of them wait for their turns, which the
+// pace gives out; a second's worth keeps the pace when a send's round trip
+// through the queue is slow (at 100 a second, a window of 20 or 50 kept
+// 55-80 of them on a busy 2-core machine, BenchmarkSMSPacing; 100 kept 95).
+const smsPacedWindow = 100
+
 // smsWave is how many recipients of a part are sent within one workflow
 // task (SMSBatchPartWorkflow): about a second of sends at the measured
 // rate of a part (BenchmarkSMSBatch10k, longest_part_task_s).
@@ -103,10 +111,10 @@ type SMSBatchPartInput struct {
 }
 
 // SMSPartPlan is what a part sends: its messages, in recipient order, and
-// whether their number had a pace when the part began.
+// the pace of their number when the part began (0: none).
 type SMSPartPlan struct {
-	MessageIDs []int64
-	Paced      bool
+	MessageIDs        []int64
+	MessagesPerSecond int
 }
 
 // SMSSendInput hands one message to the carrier.
@@ -292,8 +300,9 @@ func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 // short (signals, queries and a worker's cache never wait behind a whole
 // part) and each wave's results are recorded as it finishes.
 //
-// A part whose number has a pace (SMSPartPlan.Paced) sends through
-// activities on the queue instead, smsWindow at a time with no waves: its
+// A part whose number has a pace (SMSPartPlan) sends through activities on
+// the queue instead, a second of its pace at a time (smsPacedWindow), with
+// no waves: its
 // sends wait for their turns, and a local one waiting would keep the task
 // open (heartbeating it every 1.6 s) for as long as the part sends, and
 // hold the timers of the sends handed back until then. The pace, not the
@@ -312,13 +321,14 @@ func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
 	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartPlan, in).Get(ctx, &plan); err != nil {
 		return err
 	}
-	if plan.Paced {
-		return sendPacedWindow(ctx, plan.MessageIDs, remoteSend)
+	if plan.MessagesPerSecond > 0 {
+		window := min(max(plan.MessagesPerSecond, smsWindow), smsPacedWindow)
+		return sendPacedWindow(ctx, plan.MessageIDs, window, remoteSend)
 	}
 	// Sends of an unpaced number still ask for a turn: a pace set while
 	// the part sends holds for the rest of it.
 	return sendWaves(ctx, plan.MessageIDs, func(ctx workflow.Context, ids []int64) error {
-		return sendPacedWindow(ctx, ids, localSend)
+		return sendPacedWindow(ctx, ids, smsWindow, localSend)
 	})
 }
 
@@ -368,21 +378,21 @@ func remoteSend(ctx workflow.Context, in SMSSendInput) workflow.Future {
 	return workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, in)
 }
 
-// sendPacedWindow sends ids, smsWindow at a time, each through sendPaced
-// in a coroutine of its own, and waits for every outcome; it returns the
-// first error.
-func sendPacedWindow(ctx workflow.Context, ids []int64, send sendFunc) error {
-	window := workflow.NewSemaphore(ctx, smsWindow)
+// sendPacedWindow sends ids, window at a time, each through sendPaced in a
+// coroutine of its own, and waits for every outcome; it returns the first
+// error.
+func sendPacedWindow(ctx workflow.Context, ids []int64, window int, send sendFunc) error {
+	inFlight := workflow.NewSemaphore(ctx, int64(window))
 	sending := workflow.NewWaitGroup(ctx)
 	var first error
 	for _, id := range ids {
-		if err := window.Acquire(ctx, 1); err != nil {
+		if err := inFlight.Acquire(ctx, 1); err != nil {
 			return err
 		}
 		sending.Add(1)
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			defer sending.Done()
-			defer window.Release(1)
+			defer inFlight.Release(1)
 			if err := sendPaced(ctx, id, send); err != nil && first == nil {
 				first = err
 			}

@@ -27,6 +27,8 @@ const (
 	// (see docs/decisions.md): 500 recipients a child, 20 sends at once.
 	partSize = 500
 	window   = 20
+	// pacedWindow is the most a paced part has in flight.
+	pacedWindow = 100
 	// sendAttempts is smsSend's MaximumAttempts.
 	sendAttempts = 6
 )
@@ -41,8 +43,8 @@ type smsHarness struct {
 	refreshes  []int
 	// down are messages the carrier never takes: every attempt fails.
 	down map[int64]bool
-	// paced is the part plan's answer: the number has a pace.
-	paced bool
+	// pace is the part plan's answer: the number's pace (0: none).
+	pace int
 	// handBack scripts the sends handed back to wait for their turn: a
 	// message's first attempts answer these results in turn, unsent.
 	handBack map[int64][]workflows.SMSSendResult
@@ -91,7 +93,7 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 			for i := in.Offset; i < min(in.Offset+in.Limit, h.recipients); i++ {
 				ids = append(ids, int64(i+1))
 			}
-			return workflows.SMSPartPlan{MessageIDs: ids, Paced: h.paced}, nil
+			return workflows.SMSPartPlan{MessageIDs: ids, MessagesPerSecond: h.pace}, nil
 		})
 	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSSendInput) (workflows.SMSSendResult, error) {
 		h.mu.Lock()
@@ -336,10 +338,10 @@ func refreshInputs(calls []refreshCall) []workflows.SMSRefreshInput {
 // when the part began (remote sends, no waves) or not (local sends in
 // waves, which may meet a pace set meanwhile).
 func TestSMSPacedSendWaitsForItsTurn(t *testing.T) {
-	for _, paced := range []bool{true, false} {
-		t.Run(fmt.Sprintf("paced %v", paced), func(t *testing.T) {
+	for _, pace := range []int{10, 0} {
+		t.Run(fmt.Sprintf("pace %d", pace), func(t *testing.T) {
 			h := newSMSHarness(t, 30, []int{0})
-			h.paced = paced
+			h.pace = pace
 			turn := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 			h.handBack[3] = []workflows.SMSSendResult{{Wait: time.Minute, TurnAt: turn, TurnEpoch: 4}}
 			h.handBack[5] = []workflows.SMSSendResult{{Wait: time.Second}, {Wait: 2 * time.Second, TurnAt: turn.Add(time.Second), TurnEpoch: 5}}
@@ -369,15 +371,27 @@ func TestSMSPacedSendWaitsForItsTurn(t *testing.T) {
 	}
 }
 
-// A part whose number is paced sends through activities on the queue, 20
-// at a time, with no waves (no timers between them).
+// A part whose number is paced sends through activities on the queue, with
+// no waves (no timers between them), about a second of its pace in flight:
+// no fewer than 20, no more than 100.
 func TestSMSPacedPartSendsWithoutWaves(t *testing.T) {
-	h := newSMSHarness(t, partSize, []int{0})
-	h.paced = true
-	timers := 0
-	h.env.SetOnTimerScheduledListener(func(string, time.Duration) { timers++ })
-	h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
-	require.Len(t, h.sentAt, partSize)
-	require.Equal(t, window, h.peak, "sends in flight at once")
-	require.Zero(t, timers)
+	for pace, want := range map[int]int{1: window, 20: 20, 60: 60, 1000: pacedWindow} {
+		t.Run(fmt.Sprintf("pace %d", pace), func(t *testing.T) {
+			h := newSMSHarness(t, partSize, []int{0})
+			h.pace = pace
+			timers := 0
+			h.env.SetOnTimerScheduledListener(func(string, time.Duration) { timers++ })
+			h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
+			require.Len(t, h.sentAt, partSize)
+			// The test environment starts the sends as the workflow asks,
+			// and some end before the last of a window starts.
+			require.LessOrEqual(t, h.peak, want, "sends in flight at once")
+			if want > window {
+				require.Greater(t, h.peak, window, "sends in flight at once")
+			} else {
+				require.Equal(t, want, h.peak, "sends in flight at once")
+			}
+			require.Zero(t, timers)
+		})
+	}
 }

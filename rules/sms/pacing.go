@@ -26,14 +26,12 @@ const SlowedFactor = 2
 // Changing a number's pace voids the turns still held and gives the next
 // ones out no earlier than PaceHold from then, when those being waited for
 // have gone.
-const PaceHold = 5 * time.Second
+const PaceHold = 4 * time.Second
 
 // PaceLead is how long before its turn a send held back by the workflow
-// starts again. It covers the timer's delays: a batch's sends are local
-// activities, and while some run the workflow task that started them stays
-// open, so the timer's start reaches the server, and its firing reaches the
-// workflow, at the task's next heartbeat (80% of its 2 s timeout) at worst.
-const PaceLead = 4 * time.Second
+// starts again: it covers the delays of the timer and of the activity's
+// dispatch. A send later than that takes a new turn (PaceLate).
+const PaceLead = 3 * time.Second
 
 // PaceLate is how late a send may be on its turn and still take it; a
 // later one (a busy worker, a late timer) could crowd the turns after it,
