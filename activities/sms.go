@@ -91,10 +91,10 @@ func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (res workflow
 	if err != nil || m.Status != sms.Queued {
 		return res, err // a finished message is left as it is
 	}
-	sent := false
-	defer func() { release(sent && err == nil) }()
+	settled := false // the message has its outcome
+	defer func() { release(settled && err == nil) }()
 	if found, err := a.acceptEarlier(ctx, m); found || err != nil {
-		sent = found
+		settled = found
 		return res, err
 	}
 	if !due.IsZero() {
@@ -111,13 +111,13 @@ func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (res workflow
 	}
 	var refused *twilio.APIError
 	if errors.As(err, &refused) && !refused.Retryable() {
-		sent = true
+		settled = true
 		return res, a.Store.Fail(ctx, m.ID, errorCode(refused.Code), refused.Message)
 	}
 	if err != nil {
 		return res, err
 	}
-	sent = true
+	settled = true
 	return res, a.accept(ctx, m, msg.SID)
 }
 
