@@ -31,16 +31,21 @@ func setPace(t testing.TB, p *platform, a smsAccount, perSecond int) {
 
 // busiestWindow is the most of times (in order) within any window of
 // length w, and the least within any such window that fits between the
-// first and the last.
+// first and the last. The busiest window starts at a send; the emptiest
+// starts just after one and ends at the next send a window later.
 func busiestWindow(times []time.Time, w time.Duration) (most, least int) {
 	least = len(times)
-	for i, j := 0, 0; i < len(times); i++ {
+	last := times[len(times)-1]
+	for i, j, k := 0, 0, 0; i < len(times); i++ {
 		for j < len(times) && times[j].Sub(times[i]) < w {
 			j++
 		}
 		most = max(most, j-i)
-		if times[i].Add(w).Before(times[len(times)-1]) {
-			least = min(least, j-i)
+		for k < len(times) && times[k].Sub(times[i]) <= w {
+			k++
+		}
+		if !times[i].Add(w).After(last) {
+			least = min(least, k-i-1)
 		}
 	}
 	return most, least
@@ -159,8 +164,10 @@ func TestSMSCarrier429SlowsThePace(t *testing.T) {
 // the largest deviation from the set rate of the sends within any one
 // second between the first and the last (max_deviation_pct: the busiest or
 // the emptiest such second against the pace); over_pace is how many sends
-// the busiest second held beyond the pace (never more than 0), and
-// mean_rate the sends a second from first to last. The pace leaves
+// the busiest second held beyond the pace (never more than 0), mean_rate
+// the sends a second from first to last, handed_back the sends that waited
+// for their turns on a timer, and sends_again the send activities beyond
+// one a recipient (hand-backs, retries). The pace leaves
 // sms.PaceMargin for jitter, so a steady second holds about 1/1.05 of it.
 func BenchmarkSMSPacing(b *testing.B) {
 	for _, pace := range []int{10, 100} {
@@ -202,6 +209,21 @@ func BenchmarkSMSPacing(b *testing.B) {
 					perSecond[int(at.Sub(times[0])/time.Second)]++
 				}
 				b.Logf("sends in each second from the first: %v", perSecond)
+				// Sends handed back to wait for their turns on a timer, and
+				// sends that came again after a late wake or a retry.
+				handedBack, sends := 0, 0
+				for k := 1; (k-1)*workflows.SMSPartSize < n; k++ {
+					for _, ev := range historyOf(b, p.temporal, workflows.SMSBatchPartWorkflowID(accepted.JobID, k)) {
+						if ev.GetTimerStartedEventAttributes() != nil {
+							handedBack++
+						}
+						if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.ActivityType.GetName() == workflows.ActSMSSend {
+							sends++
+						}
+					}
+				}
+				b.ReportMetric(float64(handedBack), "handed_back")
+				b.ReportMetric(float64(sends-n), "sends_again")
 				b.ReportMetric(100*float64(deviation)/float64(pace), "max_deviation_pct")
 				b.ReportMetric(float64(most-pace), "over_pace")
 				b.ReportMetric(float64(len(times)-1)/span.Seconds(), "mean_rate")

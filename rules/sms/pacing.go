@@ -33,10 +33,12 @@ const PaceHold = 4 * time.Second
 // dispatch. A send later than that takes a new turn (PaceLate).
 const PaceLead = 3 * time.Second
 
-// PaceLate is how late a send may be on its turn and still take it; a
-// later one (a busy worker, a late timer) could crowd the turns after it,
-// so it takes a new one.
-const PaceLate = 20 * time.Millisecond
+// PaceLate is how late a send may be on its turn and still take it. A
+// send late by d shares a second with the turns of the second after it;
+// the margin keeps that within the pace while d stays under PaceMargin,
+// less what the network adds on the way. A later one (a busy worker, a
+// late timer) takes a new turn: its own is lost, a gap in the pace.
+const PaceLate = 35 * time.Millisecond
 
 // PaceStep is the time between two consecutive sends from a number paced
 // at perSecond messages a second (halved while slowed); zero for a number
