@@ -273,7 +273,9 @@ func (c *Console) batchPage(g *gin.Context) {
 }
 
 // batchStatus is what a batch's page polls (once a second) while recipients
-// get their outcomes: the counts and the listed rows' statuses.
+// get their outcomes: the counts, the listed rows' statuses and, for a
+// paced batch, its estimatedCompletionAt as the page shows it (ETA; empty
+// without one).
 type batchStatus struct {
 	Status string            `json:"status"`
 	Label  string            `json:"label"`
@@ -281,6 +283,7 @@ type batchStatus struct {
 	Sent   int               `json:"sent"`
 	Failed int               `json:"failed"`
 	Price  string            `json:"price"`
+	ETA    string            `json:"eta"`
 	Rows   map[int64]rowView `json:"rows"`
 }
 
@@ -298,6 +301,9 @@ func (c *Console) batchStatus(g *gin.Context) {
 	l := c.view(g, "", nil).L
 	out := batchStatus{Status: b.Status, Label: l.T("batch."+b.Status, nil), Final: batchEnded(b.Status),
 		Sent: b.SentCount, Failed: b.FailedCount, Price: fmt.Sprintf("%.4f", b.TotalPriceUSD), Rows: map[int64]rowView{}}
+	if at := b.EstimatedCompletionAt; at != nil {
+		out.ETA = at.Format("2006-01-02 15:04:05") + " UTC"
+	}
 	for _, r := range b.Recipients[:min(len(b.Recipients), batchRows)] {
 		v := rowView{Status: r.Status, Label: l.T("sms.status."+r.Status, nil)}
 		if r.ErrorMessage != nil {

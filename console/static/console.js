@@ -141,6 +141,8 @@
       document.getElementById("sent").textContent = s.sent;
       document.getElementById("failed").textContent = s.failed;
       document.getElementById("price").textContent = s.price;
+      document.getElementById("eta").hidden = !s.eta;
+      document.getElementById("eta-at").textContent = s.eta;
       if (bar) { bar.value = s.sent + s.failed; if (s.final) bar.hidden = true; }
       for (const [id, r] of Object.entries(s.rows)) {
         const row = document.getElementById("r-" + id);
