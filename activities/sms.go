@@ -34,6 +34,8 @@ type Carrier interface {
 type SMSStore interface {
 	Message(ctx context.Context, id int64) (model.SMSMessage, error)
 	StartAttempt(ctx context.Context, id int64, now time.Time, lease time.Duration) (model.SMSMessage, time.Time, error)
+	TakeTurn(ctx context.Context, messageID int64, held model.PaceTurn) (model.PaceTurn, time.Duration, bool, error)
+	SlowPace(ctx context.Context, phone string) error
 	EndAttempt(ctx context.Context, id int64, until time.Time) error
 	KnownSIDs(ctx context.Context, sids []string) (map[string]bool, error)
 	Accept(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error
@@ -43,6 +45,7 @@ type SMSStore interface {
 	StartSend(ctx context.Context, batchID, messageID int64, at time.Time,
 		plan func(model.SMSUsage, []model.SMSStarting) ([]model.SMSStart, error)) ([]model.SMSRound, error)
 	ReleaseWaiting(ctx context.Context, batchID, messageID int64, at time.Time) error
+	BatchPace(ctx context.Context, batchID int64) (int, error)
 	StartBatch(ctx context.Context, id int64) error
 	ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error)
 	BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error)
@@ -76,24 +79,95 @@ const findSentMargin = 2 * time.Minute
 // refusal (a 4xx: invalid number, blocked, not SMS-capable) fails the
 // message with the carrier's code and charges nothing; a transient failure
 // is retried.
-func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (err error) {
+//
+// A paced send (in.Paced) goes at its turn at its number's pace (see
+// turn), and hands back one that is far off or that the carrier answered
+// 429 to (SMSSendResult.Wait); the 429 halves the number's pace for a
+// while (storage's SlowPace) and is not an error, so it uses up none of
+// the send's retries.
+func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (res workflows.SMSSendResult, err error) {
+	var due time.Time // when the turn is due by our clock; zero: unpaced
+	if in.Paced {
+		// The turn is taken before the attempt begins, so that a send
+		// handed back has not begun one (which would make the next attempt
+		// look the message up at the carrier first).
+		if due, res, err = a.turn(ctx, in, model.PaceTurn{At: in.TurnAt, Epoch: in.TurnEpoch}); err != nil || res.Wait > 0 {
+			return res, err
+		}
+	}
 	m, release, err := a.begin(ctx, in.MessageID)
 	if err != nil || m.Status != sms.Queued {
-		return err // a finished message is left as it is
+		return res, err // a finished message is left as it is
 	}
-	defer release(&err)
+	settled := false // the message has its outcome
+	defer func() { release(settled && err == nil) }()
 	if found, err := a.acceptEarlier(ctx, m); found || err != nil {
-		return err
+		settled = found
+		return res, err
 	}
-	sent, err := a.Carrier.Send(ctx, twilio.SendRequest{From: m.FromPhone, To: m.ToPhone, Body: m.Body, StatusCallback: a.StatusCallback})
+	if !due.IsZero() {
+		if res, err = a.awaitTurn(ctx, in, due); err != nil || res.Wait > 0 {
+			return res, err
+		}
+	}
+	msg, err := a.Carrier.Send(ctx, twilio.SendRequest{From: m.FromPhone, To: m.ToPhone, Body: m.Body, StatusCallback: a.StatusCallback})
+	if in.Paced && twilio.IsTooManyRequests(err) {
+		if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Info("the carrier asked for a slower pace", "message_id", m.ID, "from", m.FromPhone, "error", err)
+		}
+		return workflows.SMSSendResult{Wait: tooManyRequestsWait}, a.Store.SlowPace(ctx, m.FromPhone)
+	}
 	var refused *twilio.APIError
 	if errors.As(err, &refused) && !refused.Retryable() {
-		return a.Store.Fail(ctx, m.ID, errorCode(refused.Code), refused.Message)
+		settled = true
+		return res, a.Store.Fail(ctx, m.ID, errorCode(refused.Code), refused.Message)
 	}
 	if err != nil {
-		return err
+		return res, err
 	}
-	return a.accept(ctx, m, sent.SID)
+	settled = true
+	return res, a.accept(ctx, m, msg.SID)
+}
+
+// tooManyRequestsWait is how long a send the carrier answered 429 waits
+// before it takes a new turn, at the slowed pace.
+const tooManyRequestsWait = time.Second
+
+// turn takes a paced send's turn at its number's pace, keeping held if it
+// is still good (storage's TakeTurn). A turn due within sms.PaceHold is
+// returned with the time it is due by our clock; one due later is handed
+// back: the result asks the workflow to wait until sms.PaceLead before it.
+// A number without a pace gives no turn: a zero time and no wait.
+func (a *SMS) turn(ctx context.Context, in workflows.SMSSendInput, held model.PaceTurn) (time.Time, workflows.SMSSendResult, error) {
+	t, wait, paced, err := a.Store.TakeTurn(ctx, in.MessageID, held)
+	if err != nil || !paced {
+		return time.Time{}, workflows.SMSSendResult{}, err
+	}
+	if wait > sms.PaceHold {
+		return time.Time{}, workflows.SMSSendResult{Wait: wait - sms.PaceLead, TurnAt: t.At, TurnEpoch: t.Epoch}, nil
+	}
+	return a.Now().Add(wait), workflows.SMSSendResult{}, nil
+}
+
+// awaitTurn waits until due, the send's turn. A send that wakes more than
+// sms.PaceLate after it (a busy worker) takes a new turn rather than crowd
+// the ones after it, and waits for that, or is handed back.
+func (a *SMS) awaitTurn(ctx context.Context, in workflows.SMSSendInput, due time.Time) (workflows.SMSSendResult, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return workflows.SMSSendResult{}, ctx.Err()
+		case <-time.After(due.Sub(a.Now())):
+		}
+		if a.Now().Sub(due) <= sms.PaceLate {
+			return workflows.SMSSendResult{}, nil
+		}
+		var res workflows.SMSSendResult
+		var err error
+		if due, res, err = a.turn(ctx, in, model.PaceTurn{}); err != nil || res.Wait > 0 || due.IsZero() {
+			return res, err
+		}
+	}
 }
 
 // attemptWithoutDeadline bounds the send lease of an attempt whose context
@@ -105,15 +179,16 @@ const attemptWithoutDeadline = time.Minute
 // cancelled, so that another attempt (a retry scheduled while this one
 // still runs on a worker that Temporal lost sight of, or a batch part
 // replayed on another worker after one died) cannot look the message up at
-// the carrier, find nothing yet and send it a second time. release, given
-// the attempt's error, gives the lease up when the attempt failed (so that
-// its retry need not wait for it); an attempt that recorded the message's
-// outcome leaves it no longer queued, which no lease guards. It returns
+// the carrier, find nothing yet and send it a second time. release, told
+// whether the attempt recorded the message's outcome, gives the lease up
+// when it did not (so that its retry, or the send handed back to wait for
+// its turn, need not wait for it); an attempt that recorded the outcome
+// leaves the message no longer queued, which no lease guards. It returns
 // the message as it was before. A lease another attempt holds is waited
 // for when it ends before this attempt's deadline (a dead worker's lease
 // does: it was taken no later than ours); otherwise it is a retryable error
 // that asks to be retried when that lease ends.
-func (a *SMS) begin(ctx context.Context, id int64) (model.SMSMessage, func(*error), error) {
+func (a *SMS) begin(ctx context.Context, id int64) (model.SMSMessage, func(outcome bool), error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = a.Now().Add(attemptWithoutDeadline)
@@ -137,8 +212,8 @@ func (a *SMS) begin(ctx context.Context, id int64) (model.SMSMessage, func(*erro
 		if err != nil || until.IsZero() {
 			return m, nil, err
 		}
-		return m, func(err *error) {
-			if *err == nil {
+		return m, func(outcome bool) {
+			if outcome {
 				return // the message has its outcome: no lease guards it any more
 			}
 			if err := a.Store.EndAttempt(context.WithoutCancel(ctx), id, until); err != nil {
@@ -216,7 +291,7 @@ func (a *SMS) Fail(ctx context.Context, in workflows.SMSFailInput) (err error) {
 	if err != nil || m.Status != sms.Queued {
 		return err
 	}
-	defer release(&err)
+	defer func() { release(err == nil) }()
 	if found, err := a.acceptEarlier(ctx, m); found || err != nil {
 		return err
 	}
@@ -334,6 +409,17 @@ func (a *SMS) quota(u model.SMSUsage) func(country string) string {
 // ReleaseWaiting queues the recipients whose quiet hours have ended.
 func (a *SMS) ReleaseWaiting(ctx context.Context, in workflows.SMSReleaseInput) error {
 	return a.Store.ReleaseWaiting(ctx, in.BatchID, in.MessageID, in.At)
+}
+
+// PartPlan lists the messages of one part of a batch with the pace of their
+// number.
+func (a *SMS) PartPlan(ctx context.Context, in workflows.SMSBatchPartInput) (workflows.SMSPartPlan, error) {
+	ids, err := a.Store.BatchMessageIDs(ctx, in.BatchID, in.Round, in.Offset, in.Limit)
+	if err != nil {
+		return workflows.SMSPartPlan{}, err
+	}
+	pace, err := a.Store.BatchPace(ctx, in.BatchID)
+	return workflows.SMSPartPlan{MessageIDs: ids, MessagesPerSecond: pace}, err
 }
 
 // StartBatch moves a batch to processing.

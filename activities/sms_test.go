@@ -54,7 +54,7 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 	}
 
 	// The first is sent and recorded.
-	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: first.ID}); err != nil {
+	if err := sendOnly(a, ctx, workflows.SMSSendInput{MessageID: first.ID}); err != nil {
 		t.Fatal(err)
 	}
 	carried(1)
@@ -67,7 +67,7 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: second.ID}); err != nil {
+	if err := sendOnly(a, ctx, workflows.SMSSendInput{MessageID: second.ID}); err != nil {
 		t.Fatalf("resend of the second: %v", err)
 	}
 	carried(2)
@@ -79,7 +79,7 @@ func TestSMSResendSkipsSIDsOfTwins(t *testing.T) {
 	if _, _, err := store.StartAttempt(ctx, third.ID, time.Now(), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: third.ID}); err != nil {
+	if err := sendOnly(a, ctx, workflows.SMSSendInput{MessageID: third.ID}); err != nil {
 		t.Fatalf("resend of the third: %v", err)
 	}
 	carried(3)
@@ -127,7 +127,7 @@ func TestSMSRefreshSettlesDeletedMessage(t *testing.T) {
 	}
 	sids := make([]string, len(send.Messages))
 	for i, m := range send.Messages {
-		if err := a.Send(ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
+		if err := sendOnly(a, ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := store.Message(ctx, m.ID)
@@ -238,13 +238,17 @@ type smsFixture struct {
 	from    model.OwnedNumber
 }
 
-func newSMSFixture(t *testing.T) smsFixture {
+func newSMSFixture(t *testing.T) smsFixture { return newSMSFixtureLimited(t, 0) }
+
+// newSMSFixtureLimited is newSMSFixture with a carrier that takes at most
+// senderRate sends a second from a number (0: no limit).
+func newSMSFixtureLimited(t *testing.T, senderRate int) smsFixture {
 	t.Helper()
 	db := testenv.DB(t)
 	const sidAccount, token = "ACtest0000000000000000000000000000", "test-auth-token"
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	carrier := localcarrier.New(localcarrier.Config{AccountSID: sidAccount, AuthToken: token, Log: log})
+	carrier := localcarrier.New(localcarrier.Config{AccountSID: sidAccount, AuthToken: token, Log: log, SenderRate: senderRate})
 	srv := httptest.NewServer(carrier)
 	t.Cleanup(func() { carrier.Close(); srv.Close() })
 	client, err := twilio.NewClient(twilio.Config{BaseURL: srv.URL, AccountSID: sidAccount, AuthToken: token})
@@ -322,7 +326,7 @@ func TestSMSFailRecordsWhatTheCarrierAccepted(t *testing.T) {
 
 	// Every attempt reaches the carrier and loses the answer: the first
 	// sends, the later ones find it there and fail to record it.
-	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: reached.ID}); !errors.Is(err, errAnswerLost) {
+	if err := sendOnly(a, ctx, workflows.SMSSendInput{MessageID: reached.ID}); !errors.Is(err, errAnswerLost) {
 		t.Fatalf("cut send: %v, want the lost answer", err)
 	}
 	// An attempt began and never reached the carrier.
@@ -358,14 +362,14 @@ func TestSMSAcceptAfterFailTakesTheMessageBack(t *testing.T) {
 	ctx := context.Background()
 	plain := &SMS{Store: f.store, Carrier: f.client, Now: time.Now}
 	batchID, ms := f.admit(t, true, "+12025550121", "+12025550122")
-	if err := plain.Send(ctx, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
+	if err := sendOnly(plain, ctx, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
 		t.Fatal(err)
 	}
 
 	held := &cutCarrier{Client: f.client, hold: make(chan struct{}), held: make(chan struct{}, 1)}
 	late := &SMS{Store: f.store, Carrier: held, Now: time.Now}
 	done := make(chan error, 1)
-	go func() { done <- late.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID}) }()
+	go func() { done <- sendOnly(late, ctx, workflows.SMSSendInput{MessageID: ms[1].ID}) }()
 	<-held.held
 	fail := func() error {
 		// Fail's own deadline comes before the attempt's lease ends.
@@ -422,7 +426,7 @@ func TestSMSSendWaitsForAnAttemptInFlight(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for name, try := range map[string]func() error{
-		"send": func() error { return a.Send(short, workflows.SMSSendInput{MessageID: m.ID}) },
+		"send": func() error { return sendOnly(a, short, workflows.SMSSendInput{MessageID: m.ID}) },
 		"fail": func() error {
 			return a.Fail(short, workflows.SMSFailInput{MessageID: m.ID, Code: "CARRIER_UNAVAILABLE", Message: "x"})
 		},
@@ -440,7 +444,7 @@ func TestSMSSendWaitsForAnAttemptInFlight(t *testing.T) {
 	if err := f.store.EndAttempt(ctx, m.ID, until); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
+	if err := sendOnly(a, ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
 		t.Fatal(err)
 	}
 	f.agrees(t, m.ID)
@@ -451,27 +455,113 @@ func TestSMSSendWaitsForAnAttemptInFlight(t *testing.T) {
 	if _, _, err := f.store.StartAttempt(ctx, ms[0].ID, time.Now(), 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Send(short, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
+	if err := sendOnly(a, short, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
 		t.Fatalf("send after a dead attempt's lease: %v", err)
 	}
 	f.agrees(t, ms[0].ID)
 	// A repeated Send (an activity retried) of a message that has its
 	// outcome does not wait for the lease and changes nothing.
-	if err := a.Send(short, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
+	if err := sendOnly(a, short, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
 		t.Fatal(err)
 	}
 	f.agrees(t, m.ID)
 	// An attempt that failed gives its lease up, so its retry need not wait.
 	_, ms = f.admit(t, false, "+12025550124")
 	cut := &SMS{Store: f.store, Carrier: &cutCarrier{Client: f.client, lose: true}, Now: time.Now}
-	if err := cut.Send(short, workflows.SMSSendInput{MessageID: ms[0].ID}); !errors.Is(err, errAnswerLost) {
+	if err := sendOnly(cut, short, workflows.SMSSendInput{MessageID: ms[0].ID}); !errors.Is(err, errAnswerLost) {
 		t.Fatalf("cut send: %v, want the lost answer", err)
 	}
 	if got, _ := f.store.Message(ctx, ms[0].ID); got.SendLeaseUntil != nil {
 		t.Fatalf("the failed attempt kept its lease until %s", got.SendLeaseUntil)
 	}
-	if err := a.Send(short, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
+	if err := sendOnly(a, short, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
 		t.Fatal(err)
 	}
 	f.agrees(t, ms[0].ID)
+}
+
+// sendOnly runs a send and keeps its error: these sends are unpaced, so
+// none is handed back.
+func sendOnly(a *SMS, ctx context.Context, in workflows.SMSSendInput) error {
+	_, err := a.Send(ctx, in)
+	return err
+}
+
+// A paced send goes at its turn: at once when the number is free, after a
+// wait in the activity when its turn is near, and handed back to the
+// workflow, unsent and unattempted, with the turn it holds when that is
+// more than sms.PaceHold away.
+func TestSMSPacedSendWaitsForItsTurn(t *testing.T) {
+	f := newSMSFixture(t)
+	ctx := context.Background()
+	a := &SMS{Store: f.store, Carrier: f.client, Now: time.Now}
+	_, ms := f.admit(t, true, "+12025550150", "+12025550151", "+12025550152", "+12025550153")
+	one := 1
+	if _, err := f.store.SetPace(ctx, f.from.ID, &one); err != nil {
+		t.Fatal(err)
+	}
+	step := sms.PaceStep(1, false)
+	start := time.Now()
+	if res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[0].ID, Paced: true}); err != nil || res.Wait != 0 {
+		t.Fatalf("first paced send: %+v, %v", res, err)
+	}
+	if res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID, Paced: true}); err != nil || res.Wait != 0 {
+		t.Fatalf("second paced send: %+v, %v", res, err)
+	}
+	if took := time.Since(start); took < step-sms.PaceLate {
+		t.Fatalf("two sends at one a second took %s, want at least %s", took, step)
+	}
+	if got := len(f.carrier.Messages()); got != 2 {
+		t.Fatalf("the carrier has %d messages, want 2", got)
+	}
+	// Other sends take the next turns: the one after them is far off.
+	for range int(sms.PaceHold/step) + 1 {
+		if _, _, _, err := f.store.TakeTurn(ctx, ms[3].ID, model.PaceTurn{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[2].ID, Paced: true})
+	if err != nil || res.Wait <= 0 || res.Wait > sms.PaceHold+2*step-sms.PaceLead || res.TurnAt.IsZero() {
+		t.Fatalf("a send with its turn far off: %+v, %v; want it handed back", res, err)
+	}
+	m, err := f.store.Message(ctx, ms[2].ID)
+	if err != nil || m.Status != sms.Queued || m.SendAttemptedAt != nil || len(f.carrier.Messages()) != 2 {
+		t.Fatalf("a send handed back: %s, attempted %v (%v), %d at the carrier", m.Status, m.SendAttemptedAt, err, len(f.carrier.Messages()))
+	}
+}
+
+// A carrier's 429 to a paced send is not a failure: the send is handed back
+// to go again a moment later, the message stays queued with its lease
+// given up, and the number's pace is halved; the next attempt goes at the
+// slowed pace and is taken.
+func TestSMSPacedSendSlowsOn429(t *testing.T) {
+	f := newSMSFixtureLimited(t, 1)
+	ctx := context.Background()
+	a := &SMS{Store: f.store, Carrier: f.client, Now: time.Now}
+	_, ms := f.admit(t, true, "+12025550160", "+12025550161")
+	ten := 10
+	if _, err := f.store.SetPace(ctx, f.from.ID, &ten); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[0].ID, Paced: true}); err != nil || res.Wait != 0 {
+		t.Fatalf("first paced send: %+v, %v", res, err)
+	}
+	res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID, Paced: true})
+	if err != nil || res.Wait != tooManyRequestsWait {
+		t.Fatalf("a send the carrier answered 429: %+v, %v; want it handed back for %s", res, err, tooManyRequestsWait)
+	}
+	m, err := f.store.Message(ctx, ms[1].ID)
+	if err != nil || m.Status != sms.Queued || m.SendLeaseUntil != nil {
+		t.Fatalf("after a 429 the message is %s with lease %v (%v), want queued without one", m.Status, m.SendLeaseUntil, err)
+	}
+	n, err := f.store.NumberByPhone(ctx, f.from.Phone)
+	if err != nil || n.SlowedUntil == nil || time.Until(*n.SlowedUntil) < sms.SlowedFor-5*time.Second {
+		t.Fatalf("the number after a 429: slowed until %v (%v), want about %s from now", n.SlowedUntil, err, sms.SlowedFor)
+	}
+	time.Sleep(res.Wait)
+	if res, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID, Paced: true}); err != nil || res.Wait != 0 {
+		t.Fatalf("the send again after the wait: %+v, %v", res, err)
+	}
+	f.agrees(t, ms[0].ID)
+	f.agrees(t, ms[1].ID)
 }

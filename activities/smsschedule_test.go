@@ -108,7 +108,7 @@ func TestSMSCancelStopsLaterSends(t *testing.T) {
 	ctx := context.Background()
 	a := &SMS{Store: f.store, Carrier: f.client, Now: time.Now}
 	batchID, ms := f.admit(t, true, "+12025550111", "+12025550112", "+12025550113")
-	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
+	if _, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[0].ID}); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
@@ -120,7 +120,7 @@ func TestSMSCancelStopsLaterSends(t *testing.T) {
 			t.Fatalf("canceled batch %+v", b)
 		}
 	}
-	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID}); err != nil {
+	if _, err := a.Send(ctx, workflows.SMSSendInput{MessageID: ms[1].ID}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(f.carrier.Messages()); n != 1 {
@@ -140,7 +140,7 @@ func TestSMSCancelStopsLaterSends(t *testing.T) {
 	}
 	done, sent := f.admit(t, true, "+12025550116", "+12025550117")
 	for _, m := range sent {
-		if err := a.Send(ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
+		if _, err := a.Send(ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -160,7 +160,7 @@ func TestSMSCancelStopsLaterSends(t *testing.T) {
 		t.Fatalf("cancel of a single message: %+v %v", m, err)
 	}
 	_, handed := f.admit(t, false, "+12025550119")
-	if err := a.Send(ctx, workflows.SMSSendInput{MessageID: handed[0].ID}); err != nil {
+	if _, err := a.Send(ctx, workflows.SMSSendInput{MessageID: handed[0].ID}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.store.CancelMessage(ctx, f.account, handed[0].ID); !errors.Is(err, model.ErrSendConcluded) {

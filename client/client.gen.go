@@ -2479,6 +2479,9 @@ type SMSBatchJob struct {
 	CompletedAt *time.Time `json:"completedAt"`
 	CreatedAt   time.Time  `json:"createdAt"`
 
+	// EstimatedCompletionAt While recipients are still queued and the sender number has a pace (messagesPerSecond), when the last of them should be sent at that pace (halved while the carrier has slowed it); null for a number without a pace and once nothing is left to send. An estimate: other batches sending from the same number at the same time share its pace.
+	EstimatedCompletionAt *time.Time `json:"estimatedCompletionAt"`
+
 	// FailedCount Recipients whose status is failed or undelivered.
 	FailedCount int64 `json:"failedCount"`
 	Id          int64 `json:"id"`

@@ -406,7 +406,8 @@ func (c *Console) batchPage(g *gin.Context) {
 
 // batchStatus is what a batch's page polls (once a second) until every
 // recipient has its delivery outcome: the status, the counts and the
-// listed rows' statuses.
+// listed rows' statuses and, for a paced batch, its estimatedCompletionAt
+// as the page shows it (ETA; empty without one).
 type batchStatus struct {
 	Status   string            `json:"status"`
 	Label    string            `json:"label"`
@@ -416,6 +417,7 @@ type batchStatus struct {
 	Waiting  int               `json:"waiting"`
 	Canceled int               `json:"canceled"`
 	Price    string            `json:"price"`
+	ETA      string            `json:"eta"`
 	Rows     map[int64]rowView `json:"rows"`
 }
 
@@ -433,6 +435,9 @@ func (c *Console) batchStatus(g *gin.Context) {
 	l := c.view(g, "", nil).L
 	out := batchStatus{Status: b.Status, Label: l.T("batch."+b.Status, nil), Final: batchFinal(b),
 		Sent: b.SentCount, Failed: b.FailedCount, Waiting: b.WaitingCount, Canceled: b.CanceledCount, Price: fmt.Sprintf("%.4f", b.TotalPriceUSD), Rows: map[int64]rowView{}}
+	if at := b.EstimatedCompletionAt; at != nil {
+		out.ETA = at.Format("2006-01-02 15:04:05") + " UTC"
+	}
 	for _, r := range b.Recipients[:min(len(b.Recipients), batchRows)] {
 		v := rowView{Status: r.Status, Label: l.T("sms.status."+r.Status, nil)}
 		if r.ErrorMessage != nil {

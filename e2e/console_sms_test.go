@@ -181,3 +181,22 @@ func quoteAll(ss []string) []string {
 	}
 	return out
 }
+
+// A batch from a paced number shows, while it sends, when its last message
+// should go; the line goes once it is sent.
+func TestConsoleSMSBatchShowsItsPace(t *testing.T) {
+	mails := newSMTPCatcher(t, false)
+	p := startPlatform(t, options{consoleSMTP: mails.addr, sms: true, smsRefresh: time.Second})
+	a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
+	setPace(t, p, a, 1)
+	var accepted struct{ JobID int64 }
+	p.sendSMS(a, "Doors open at 7", pacedRecipients(0, 6)...).want(t, 202, "").decode(t, &accepted)
+
+	b := newBrowser(t, "dana")
+	b.signIn(p, mails, a.Email)
+	b.run(chromedp.Navigate(fmt.Sprintf("%s/console/sms/batches/%d", p.api.URL, accepted.JobID)), chromedp.WaitVisible("#batch", chromedp.ByID))
+	b.until("the page shows when the batch should end", `!document.getElementById("eta").hidden && /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(document.getElementById("eta-at").textContent)`, 20*time.Second)
+	b.shot("batch-paced")
+	b.until("the batch completes and the estimate goes", `document.getElementById("status").textContent === "Completed" && document.getElementById("eta").hidden`, 2*time.Minute)
+	b.shot("batch-paced-completed")
+}

@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +55,8 @@ type platform struct {
 	now      func() time.Time
 	// carrier is the local SMS carrier, when the options asked for one.
 	carrier *localcarrier.Server
+	// carrierLog records when the carrier took each send, and its 429s.
+	carrierLog *carrierLog
 	// voice is the stand-in voice provider when options.voice is set.
 	voice *voiceProvider
 	// contract is the API's document the tests hold the server to (nil in
@@ -78,6 +81,9 @@ type options struct {
 	// callbackDelay separates the carrier's steps after it takes a send
 	// (sent, then the outcome, each with its callback); default 200 ms.
 	callbackDelay time.Duration
+	// senderRate makes the carrier refuse (429, code 20429) a sender's
+	// sends over this many a second.
+	senderRate int
 	// voice, when set, connects the platform to a local voice provider
 	// and runs the voice worker and the voice-sync schedule.
 	voice *voiceOptions
@@ -130,7 +136,7 @@ func startPlatform(t testing.TB, o options) *platform {
 	p.api = httptest.NewUnstartedServer(nil)
 	p.cfg.BaseURL = "http://" + p.api.Listener.Addr().String()
 	if o.sms {
-		p.startCarrier(o.smsRefresh, o.carrierDelay, o.callbackDelay)
+		p.startCarrier(o)
 	}
 	var voiceClient *elevenlabs.Client
 	if o.voice != nil {
@@ -197,31 +203,82 @@ func startPlatform(t testing.TB, o options) *platform {
 
 // startCarrier runs the local SMS carrier on loopback and points the
 // platform's carrier settings at it.
-func (p *platform) startCarrier(refresh, delay, callbackDelay time.Duration) {
+func (p *platform) startCarrier(o options) {
 	p.cfg.TwilioAccountSID, p.cfg.TwilioAuthToken = "ACtest0000000000000000000000000000", "test-auth-token-0123456789abcdef"
+	callbackDelay := o.callbackDelay
 	if callbackDelay <= 0 {
 		callbackDelay = 200 * time.Millisecond
 	}
 	p.carrier = localcarrier.New(localcarrier.Config{
 		AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken,
-		CallbackDelay: callbackDelay, Log: testenv.Logger(),
+		CallbackDelay: callbackDelay, SenderRate: o.senderRate, Log: testenv.Logger(),
 	})
 	var carrier http.Handler = p.carrier
-	if delay > 0 {
+	if o.carrierDelay > 0 {
 		carrier = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost {
-				time.Sleep(delay) // the sender may be gone by then: the carrier still takes it
+				time.Sleep(o.carrierDelay) // the sender may be gone by then: the carrier still takes it
 			}
 			p.carrier.ServeHTTP(w, r)
 		})
 	}
-	srv := httptest.NewServer(carrier)
+	p.carrierLog = &carrierLog{taken: map[string][]time.Time{}, refused: map[string]int{}}
+	srv := httptest.NewServer(p.carrierLog.around(carrier))
 	p.t.Cleanup(srv.Close)
 	p.t.Cleanup(p.carrier.Close)
 	p.cfg.TwilioBaseURL = srv.URL
-	if refresh > 0 {
-		p.cfg.SMSRefreshEvery = refresh
+	if o.smsRefresh > 0 {
+		p.cfg.SMSRefreshEvery = o.smsRefresh
 	}
+}
+
+// carrierLog notes, by sender, when each send the carrier took arrived
+// there, and how many it answered 429.
+type carrierLog struct {
+	mu      sync.Mutex
+	taken   map[string][]time.Time
+	refused map[string]int
+}
+
+func (l *carrierLog) around(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		arrived := time.Now()
+		from := r.FormValue("From")
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		switch rec.status {
+		case http.StatusCreated:
+			l.taken[from] = append(l.taken[from], arrived)
+		case http.StatusTooManyRequests:
+			l.refused[from]++
+		}
+	})
+}
+
+// sends are the arrival times of the sends the carrier took from from, in
+// order, and the number of its 429s.
+func (l *carrierLog) sends(from string) ([]time.Time, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	times := slices.Clone(l.taken[from])
+	slices.SortFunc(times, time.Time.Compare)
+	return times, l.refused[from]
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
 }
 
 type reply struct {

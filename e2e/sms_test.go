@@ -72,7 +72,9 @@ type smsBatch struct {
 	TotalPriceUSD   float64 `json:"totalPriceUsd"`
 	TotalCostUSD    float64 `json:"totalCostUsd"`
 	CompletedAt     *string `json:"completedAt"`
-	Recipients      []struct {
+	// EstimatedCompletionAt is set while a paced batch sends.
+	EstimatedCompletionAt *string `json:"estimatedCompletionAt"`
+	Recipients            []struct {
 		ID        int64   `json:"id"`
 		To        string  `json:"to"`
 		Body      string  `json:"body"`

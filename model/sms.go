@@ -25,6 +25,30 @@ type OwnedNumber struct {
 	AccountID string    `bun:"account_id"`
 	Phone     string    `bun:"phone"`
 	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	// MessagesPerSecond paces every send from the number; nil: no limit.
+	MessagesPerSecond *int `bun:"messages_per_second"`
+	// NextSendAt is the earliest time the next paced send may go.
+	NextSendAt *time.Time `bun:"next_send_at"`
+	// SlowedUntil: a carrier's 429 halved the pace until then.
+	SlowedUntil *time.Time `bun:"slowed_until"`
+	// PaceEpoch counts the changes of pace (an operator's, a slowdown's):
+	// a turn taken under an earlier one is no longer kept.
+	PaceEpoch int64 `bun:"pace_epoch"`
+}
+
+// PaceTurn is a send's turn at a paced number: At by the database's clock,
+// taken in the number's PaceEpoch Epoch.
+type PaceTurn struct {
+	At    time.Time
+	Epoch int64
+}
+
+// SenderPace is the pace of a batch's number as read with the batch, at
+// Now by the database's clock.
+type SenderPace struct {
+	MessagesPerSecond int        `bun:"messages_per_second"`
+	SlowedUntil       *time.Time `bun:"slowed_until"`
+	Now               time.Time  `bun:"now"`
 }
 
 // SMSThread is the conversation of one owned number with one remote number.
@@ -60,6 +84,10 @@ type SMSBatch struct {
 	QuietEnd   *string `bun:"quiet_end"`
 	// CanceledAt is when a cancel was recorded: no send begins after it.
 	CanceledAt *time.Time `bun:"canceled_at"`
+
+	// Pace is the pace of the number the batch sends from, when it has
+	// one; read with the batch by BatchOwned.
+	Pace *SenderPace `bun:"-"`
 }
 
 // SMSMessage is one message, outbound (a recipient of a send) or inbound.

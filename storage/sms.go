@@ -665,7 +665,8 @@ func (r SMS) Batch(ctx context.Context, id int64) (model.SMSBatch, error) {
 	return b, notFound(err)
 }
 
-// BatchOwned reads an account's batch with its messages in recipient order.
+// BatchOwned reads an account's batch with its messages in recipient order
+// and, while some are still queued, the pace of the number it sends from.
 func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error) {
 	var b model.SMSBatch
 	var ms []model.SMSMessage
@@ -678,7 +679,12 @@ func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (model.
 		if err := tx.NewSelect().Model(&ms).Where("batch_id = ?", id).OrderExpr("id").Scan(ctx); err != nil {
 			return fmt.Errorf("batch %d messages: %w", id, err)
 		}
-		return nil
+		if !slices.ContainsFunc(ms, func(m model.SMSMessage) bool { return m.Status == sms.Queued }) {
+			return nil // nothing left to pace
+		}
+		var err error
+		b.Pace, err = senderPace(ctx, tx, ms[0].FromPhone)
+		return err
 	})
 	return b, ms, err
 }

@@ -258,6 +258,7 @@ func registerSMS(r Registry, a *activities.SMS) {
 		workflows.ActSMSSend:         a.Send,
 		workflows.ActSMSFail:         a.Fail,
 		workflows.ActSMSPartMessages: a.PartMessages,
+		workflows.ActSMSPartPlan:     a.PartPlan,
 		workflows.ActSMSStartBatch:   a.StartBatch,
 		workflows.ActSMSConclude:     a.ConcludeBatch,
 		workflows.ActSMSRefresh:      a.Refresh,

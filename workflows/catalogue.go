@@ -159,10 +159,13 @@ var Catalogue = []WorkflowType{
 		Name: SMSBatchPartWorkflowName, ID: "sms-batch-<batch id>-part-<k>", IDHelper: "SMSBatchPartWorkflowID",
 		Queue: SMSTaskQueue, SearchAttributes: jobAttrs,
 		Activities: []Activity{
+			{Name: ActSMSPartPlan, Queues: smsQueue},
+			// Runs started before pacing list their messages with this.
 			{Name: ActSMSPartMessages, Queues: smsQueue},
-			// A local activity of the part's worker (the single message's
-			// workflow schedules it on the queue).
+			// A local activity of the part's worker, or, for a number with
+			// a pace, scheduled on the queue.
 			{Name: ActSMSSend, Queues: smsQueue, Local: true},
+			smsSendA,
 			smsFailA,
 		},
 	},

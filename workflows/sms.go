@@ -29,6 +29,7 @@ const (
 	ActSMSSend         = "SMS.Send"
 	ActSMSFail         = "SMS.Fail"
 	ActSMSPartMessages = "SMS.PartMessages"
+	ActSMSPartPlan     = "SMS.PartPlan"
 	ActSMSStartBatch   = "SMS.StartBatch"
 	ActSMSConclude     = "SMS.ConcludeBatch"
 	ActSMSRefresh      = "SMS.Refresh"
@@ -66,6 +67,14 @@ const smsPartTaskTimeout = 2 * time.Second
 // parallelism per sender, bounded, so one batch cannot hold every slot of
 // the SMS workers.
 const smsWindow = 20
+
+// smsPacedWindow is how many sends of a paced part (see
+// SMSBatchPartWorkflow) are in flight at most: about a second of its pace,
+// from smsWindow up to this. Most of them wait for their turns, which the
+// pace gives out; a second's worth keeps the pace when a send's round trip
+// through the queue is slow (at 100 a second, a window of 20 or 50 kept
+// 55-80 of them on a busy 2-core machine, BenchmarkSMSPacing; 100 kept 95).
+const smsPacedWindow = 100
 
 // smsWave is how many recipients of a part are sent within one workflow
 // task (SMSBatchPartWorkflow): about a second of sends at the measured
@@ -165,9 +174,34 @@ type SMSReleaseInput struct {
 	At        time.Time
 }
 
+// SMSPartPlan is what a part sends: its messages, in recipient order, and
+// the pace of their number when the part began (0: none).
+type SMSPartPlan struct {
+	MessageIDs        []int64
+	MessagesPerSecond int
+}
+
 // SMSSendInput hands one message to the carrier.
 type SMSSendInput struct {
 	MessageID int64
+	// Paced sends wait for their turn at the pace of their number: a send
+	// whose turn is far off is handed back (SMSSendResult.Wait). Sends of
+	// workflows started before pacing leave it false and go at once.
+	Paced bool
+	// TurnAt and TurnEpoch are the turn an earlier send handed back with
+	// (SMSSendResult), kept for this one; zero: none yet.
+	TurnAt    time.Time
+	TurnEpoch int64
+}
+
+// SMSSendResult says whether a send went. A paced send (SMSSendInput.Paced)
+// whose turn is more than sms.PaceHold away, or that the carrier answered
+// 429, did not: it asks the workflow to wait Wait and send again with the
+// turn it holds.
+type SMSSendResult struct {
+	Wait      time.Duration
+	TurnAt    time.Time
+	TurnEpoch int64
 }
 
 // SMSReceivedInput names an inbound message.
@@ -258,6 +292,17 @@ func smsRefresh(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// smsPacingChange marks the workflows that pace their sends (see
+// pacedSends): runs recorded before it replay with their sends unpaced.
+const smsPacingChange = "sms-pacing"
+
+// pacedSends reports whether this run paces its sends: every run started
+// since pacing was added. A run recorded before it sends at once, as it
+// did, and never waits on a send's timer.
+func pacedSends(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, smsPacingChange, workflow.DefaultVersion, 1) == 1
+}
+
 // SMSMessageWorkflow sends one message, then watches its delivery. A
 // scheduled message waits for SendAt, and one inside its recipient's quiet
 // hours for them to end, on durable timers; a cancel ends either wait.
@@ -268,7 +313,11 @@ func SMSMessageWorkflow(ctx workflow.Context, in SMSMessageInput) error {
 			return err
 		}
 	}
-	if err := sendOne(ctx, in.MessageID); err != nil {
+	if pacedSends(ctx) {
+		if err := sendPaced(ctx, in.MessageID, remoteSend); err != nil {
+			return err
+		}
+	} else if err := sendOne(ctx, in.MessageID); err != nil {
 		return err
 	}
 	return settle(ctx, SMSRefreshInput{MessageID: in.MessageID}, in.RefreshEvery)
@@ -446,18 +495,49 @@ func sendRound(ctx workflow.Context, in SMSBatchInput, index int, r SMSRound) er
 // millisecond timer between waves ends that task, so a part's tasks stay
 // short (signals, queries and a worker's cache never wait behind a whole
 // part) and each wave's results are recorded as it finishes.
+//
+// A part whose number has a pace (SMSPartPlan) sends through activities on
+// the queue instead, a second of its pace at a time (smsPacedWindow), with
+// no waves: its
+// sends wait for their turns, and a local one waiting would keep the task
+// open (heartbeating it every 1.6 s) for as long as the part sends, and
+// hold the timers of the sends handed back until then. The pace, not the
+// activities' dispatch, bounds its rate. Each paced send runs in its own
+// coroutine, so that one handed back to wait for its turn sleeps from the
+// moment it was, while the others go on.
 func SMSBatchPartWorkflow(ctx workflow.Context, in SMSBatchPartInput) error {
-	var ids []int64
-	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartMessages, in).Get(ctx, &ids); err != nil {
+	if !pacedSends(ctx) {
+		var ids []int64
+		if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartMessages, in).Get(ctx, &ids); err != nil {
+			return err
+		}
+		return sendWaves(ctx, ids, sendWave)
+	}
+	var plan SMSPartPlan
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSPartPlan, in).Get(ctx, &plan); err != nil {
 		return err
 	}
+	if plan.MessagesPerSecond > 0 {
+		window := min(max(plan.MessagesPerSecond, smsWindow), smsPacedWindow)
+		return sendPacedWindow(ctx, plan.MessageIDs, window, remoteSend)
+	}
+	// Sends of an unpaced number still ask for a turn: a pace set while
+	// the part sends holds for the rest of it.
+	return sendWaves(ctx, plan.MessageIDs, func(ctx workflow.Context, ids []int64) error {
+		return sendPacedWindow(ctx, ids, smsWindow, localSend)
+	})
+}
+
+// sendWaves sends ids in waves of smsWave, a one-millisecond timer between
+// them.
+func sendWaves(ctx workflow.Context, ids []int64, send func(workflow.Context, []int64) error) error {
 	for start := 0; start < len(ids); start += smsWave {
 		if start > 0 {
 			if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
 				return err
 			}
 		}
-		if err := sendWave(ctx, ids[start:min(start+smsWave, len(ids))]); err != nil {
+		if err := send(ctx, ids[start:min(start+smsWave, len(ids))]); err != nil {
 			return err
 		}
 	}
@@ -483,6 +563,62 @@ func sendWave(ctx workflow.Context, ids []int64) error {
 	return nil
 }
 
+// sendFunc starts one send.
+type sendFunc func(workflow.Context, SMSSendInput) workflow.Future
+
+func localSend(ctx workflow.Context, in SMSSendInput) workflow.Future {
+	return workflow.ExecuteLocalActivity(smsLocalSend(ctx), ActSMSSend, in)
+}
+
+func remoteSend(ctx workflow.Context, in SMSSendInput) workflow.Future {
+	return workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, in)
+}
+
+// sendPacedWindow sends ids, window at a time, each through sendPaced in a
+// coroutine of its own, and waits for every outcome; it returns the first
+// error.
+func sendPacedWindow(ctx workflow.Context, ids []int64, window int, send sendFunc) error {
+	inFlight := workflow.NewSemaphore(ctx, int64(window))
+	sending := workflow.NewWaitGroup(ctx)
+	var first error
+	for _, id := range ids {
+		if err := inFlight.Acquire(ctx, 1); err != nil {
+			return err
+		}
+		sending.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer sending.Done()
+			defer inFlight.Release(1)
+			if err := sendPaced(ctx, id, send); err != nil && first == nil {
+				first = err
+			}
+		})
+	}
+	sending.Wait(ctx)
+	return first
+}
+
+// sendPaced sends one message at the pace of its number: a send handed back
+// (SMSSendResult.Wait) sleeps on a durable timer and goes again with the
+// turn it holds, until it has an outcome; one whose retries ran out is
+// settled as awaitSend settles it.
+func sendPaced(ctx workflow.Context, id int64, send sendFunc) error {
+	in := SMSSendInput{MessageID: id, Paced: true}
+	for {
+		var res SMSSendResult
+		if err := send(ctx, in).Get(ctx, &res); err != nil {
+			return failSend(ctx, id)
+		}
+		if res.Wait <= 0 {
+			return nil
+		}
+		if err := workflow.Sleep(ctx, res.Wait); err != nil {
+			return err
+		}
+		in.TurnAt, in.TurnEpoch = res.TurnAt, res.TurnEpoch
+	}
+}
+
 func sendOne(ctx workflow.Context, id int64) error {
 	return awaitSend(ctx, id, workflow.ExecuteActivity(smsSend(ctx), ActSMSSend, SMSSendInput{MessageID: id}))
 }
@@ -491,10 +627,14 @@ func sendOne(ctx workflow.Context, id int64) error {
 // SMS.Fail: recorded as accepted if an attempt reached the carrier after
 // all, otherwise failed, releasing its reservation.
 func awaitSend(ctx workflow.Context, id int64, send workflow.Future) error {
-	err := send.Get(ctx, nil)
-	if err == nil {
+	if err := send.Get(ctx, nil); err == nil {
 		return nil
 	}
+	return failSend(ctx, id)
+}
+
+// failSend settles a send whose retries ran out (see awaitSend).
+func failSend(ctx workflow.Context, id int64) error {
 	failed := SMSFailInput{MessageID: id, Code: "CARRIER_UNAVAILABLE", Message: "The carrier could not be reached; the message was not sent."}
 	return workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSFail, failed).Get(ctx, nil)
 }

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -27,6 +28,8 @@ const (
 	// (see docs/decisions.md): 500 recipients a child, 20 sends at once.
 	partSize = 500
 	window   = 20
+	// pacedWindow is the most a paced part has in flight.
+	pacedWindow = 100
 	// sendAttempts is smsSend's MaximumAttempts.
 	sendAttempts = 6
 )
@@ -41,6 +44,11 @@ type smsHarness struct {
 	refreshes  []int
 	// down are messages the carrier never takes: every attempt fails.
 	down map[int64]bool
+	// pace is the part plan's answer: the number's pace (0: none).
+	pace int
+	// handBack scripts the sends handed back to wait for their turn: a
+	// message's first attempts answer these results in turn, unsent.
+	handBack map[int64][]workflows.SMSSendResult
 
 	mu       sync.Mutex
 	order    []string
@@ -53,6 +61,8 @@ type smsHarness struct {
 	// rounds is what SMS.Start answers; nil: every recipient at once.
 	rounds   []workflows.SMSRound
 	starts   []startCall
+	inputs   map[int64][]workflows.SMSSendInput
+	sentAt   map[int64]time.Time
 	releases []workflows.SMSReleaseInput
 }
 
@@ -70,7 +80,8 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	h := &smsHarness{env: suite.NewTestWorkflowEnvironment(), recipients: recipients, refreshes: refreshes,
-		down: map[int64]bool{}, parts: map[string]workflows.SMSBatchPartInput{}, attempts: map[int64]int{}}
+		down: map[int64]bool{}, handBack: map[int64][]workflows.SMSSendResult{}, parts: map[string]workflows.SMSBatchPartInput{},
+		attempts: map[int64]int{}, inputs: map[int64][]workflows.SMSSendInput{}, sentAt: map[int64]time.Time{}}
 	worker.Register(h.env, activities.Set{
 		Jobs: &activities.Jobs{}, Media: &activities.Media{}, Speech: &activities.Speech{}, Subtitles: &activities.Subtitles{},
 		Events: &activities.Events{}, Notify: &activities.Notify{}, SMS: &activities.SMS{},
@@ -83,11 +94,11 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 		h.note(workflows.ActSMSConclude)
 		return nil
 	})
-	h.env.OnActivity(workflows.ActSMSPartMessages, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in workflows.SMSBatchPartInput) ([]int64, error) {
+	h.env.OnActivity(workflows.ActSMSPartPlan, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in workflows.SMSBatchPartInput) (workflows.SMSPartPlan, error) {
 			h.mu.Lock()
+			defer h.mu.Unlock()
 			h.parts[activity.GetInfo(ctx).WorkflowExecution.ID] = in
-			h.mu.Unlock()
 			// A round's recipients follow the earlier rounds' in the
 			// numbering.
 			base, size := 0, h.recipients
@@ -102,7 +113,7 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 			for i := in.Offset; i < min(in.Offset+in.Limit, size); i++ {
 				ids = append(ids, int64(base+i+1))
 			}
-			return ids, nil
+			return workflows.SMSPartPlan{MessageIDs: ids, MessagesPerSecond: h.pace}, nil
 		})
 	h.env.OnActivity(workflows.ActSMSStart, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in workflows.SMSStartInput) (workflows.SMSStartResult, error) {
@@ -123,22 +134,28 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 		h.note(workflows.ActSMSRelease)
 		return nil
 	})
-	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSSendInput) error {
+	h.env.OnActivity(workflows.ActSMSSend, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSSendInput) (workflows.SMSSendResult, error) {
 		h.mu.Lock()
 		h.attempts[in.MessageID]++
+		h.inputs[in.MessageID] = append(h.inputs[in.MessageID], in)
 		h.inFlight++
 		h.peak = max(h.peak, h.inFlight)
 		h.mu.Unlock()
 		// Long enough for the other sends of a window to start meanwhile.
 		time.Sleep(2 * time.Millisecond)
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		h.inFlight--
-		h.mu.Unlock()
 		if h.down[in.MessageID] {
-			return errors.New("carrier: 503 Service Unavailable")
+			return workflows.SMSSendResult{}, errors.New("carrier: 503 Service Unavailable")
 		}
-		h.note(workflows.ActSMSSend)
-		return nil
+		if back := h.handBack[in.MessageID]; len(back) > 0 {
+			h.handBack[in.MessageID] = back[1:]
+			return back[0], nil
+		}
+		h.sentAt[in.MessageID] = h.env.Now()
+		h.order = append(h.order, workflows.ActSMSSend)
+		return workflows.SMSSendResult{}, nil
 	})
 	h.env.OnActivity(workflows.ActSMSFail, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSFailInput) error {
 		h.mu.Lock()
@@ -333,16 +350,21 @@ func TestSMSMessageWorkflow(t *testing.T) {
 	tests := []struct {
 		name     string
 		down     bool
+		handBack int
 		attempts int
 		failed   int
 	}{
-		{"sent", false, 1, 0},
-		{"carrier unavailable", true, sendAttempts, 1},
+		{"sent", false, 0, 1, 0},
+		{"carrier unavailable", true, 0, sendAttempts, 1},
+		{"handed back twice to wait for its turn", false, 2, 3, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newSMSHarness(t, 0, []int{1, 0})
 			h.down[42] = tt.down
+			for range tt.handBack {
+				h.handBack[42] = append(h.handBack[42], workflows.SMSSendResult{Wait: time.Minute})
+			}
 			h.run(t, workflows.SMSMessageWorkflowName, workflows.SMSMessageInput{MessageID: 42, RefreshEvery: time.Minute})
 
 			require.Equal(t, map[int64]int{42: tt.attempts}, h.attempts)
@@ -466,4 +488,69 @@ func refreshInputs(calls []refreshCall) []workflows.SMSRefreshInput {
 		out[i] = c.In
 	}
 	return out
+}
+
+// A send whose turn is far off is handed back: the part sleeps the wait on
+// a durable timer and sends it again with the turn it holds (a send the
+// carrier answered 429 comes back without one), while the other sends of
+// the part go on; nothing is failed. So it is whether the number was paced
+// when the part began (remote sends, no waves) or not (local sends in
+// waves, which may meet a pace set meanwhile).
+func TestSMSPacedSendWaitsForItsTurn(t *testing.T) {
+	for _, pace := range []int{10, 0} {
+		t.Run(fmt.Sprintf("pace %d", pace), func(t *testing.T) {
+			h := newSMSHarness(t, 30, []int{0})
+			h.pace = pace
+			turn := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+			h.handBack[3] = []workflows.SMSSendResult{{Wait: time.Minute, TurnAt: turn, TurnEpoch: 4}}
+			h.handBack[5] = []workflows.SMSSendResult{{Wait: time.Second}, {Wait: 2 * time.Second, TurnAt: turn.Add(time.Second), TurnEpoch: 5}}
+			start := h.env.Now()
+			h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
+
+			require.Len(t, h.sentAt, 30)
+			require.Empty(t, h.failed)
+			require.Equal(t, []workflows.SMSSendInput{
+				{MessageID: 3, Paced: true},
+				{MessageID: 3, Paced: true, TurnAt: turn, TurnEpoch: 4},
+			}, h.inputs[3])
+			require.Equal(t, []workflows.SMSSendInput{
+				{MessageID: 5, Paced: true},
+				{MessageID: 5, Paced: true},
+				{MessageID: 5, Paced: true, TurnAt: turn.Add(time.Second), TurnEpoch: 5},
+			}, h.inputs[5])
+			require.GreaterOrEqual(t, h.sentAt[3].Sub(start), time.Minute)
+			require.GreaterOrEqual(t, h.sentAt[5].Sub(start), 3*time.Second)
+			for id := int64(1); id <= 30; id++ {
+				if id != 3 && id != 5 {
+					require.Equal(t, 1, h.attempts[id], "message %d", id)
+					require.Less(t, h.sentAt[id].Sub(start), time.Second, "message %d waited behind a held-back one", id)
+				}
+			}
+		})
+	}
+}
+
+// A part whose number is paced sends through activities on the queue, with
+// no waves (no timers between them), about a second of its pace in flight:
+// no fewer than 20, no more than 100.
+func TestSMSPacedPartSendsWithoutWaves(t *testing.T) {
+	for pace, want := range map[int]int{1: window, 20: 20, 60: 60, 1000: pacedWindow} {
+		t.Run(fmt.Sprintf("pace %d", pace), func(t *testing.T) {
+			h := newSMSHarness(t, partSize, []int{0})
+			h.pace = pace
+			timers := 0
+			h.env.SetOnTimerScheduledListener(func(string, time.Duration) { timers++ })
+			h.run(t, workflows.SMSBatchPartWorkflowName, workflows.SMSBatchPartInput{BatchID: batchID, Offset: 0, Limit: partSize})
+			require.Len(t, h.sentAt, partSize)
+			// The test environment starts the sends as the workflow asks,
+			// and some end before the last of a window starts.
+			require.LessOrEqual(t, h.peak, want, "sends in flight at once")
+			if want > window {
+				require.Greater(t, h.peak, window, "sends in flight at once")
+			} else {
+				require.Equal(t, want, h.peak, "sends in flight at once")
+			}
+			require.Zero(t, timers)
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -34,6 +35,7 @@ const adminUsage = `usage: parley admin <command> [flags]
   limits set [--account ID] --concurrent-jobs N
   account update --id ID [--phone E164] [--phone-verified] [--paid|--free]
   number add --account ID --phone E164
+  number update --id N --mps N|none          (the most messages a second it sends; none: no limit)
   sms countries --account ID --set US,IL,GB
   sms quota --account ID --country CC|*|free --per-day N
   sms quiet-hours --account ID --start HH:MM --end HH:MM | --off    (the account's default, in each recipient's local time)
@@ -56,6 +58,7 @@ func adminCommands() map[string]adminCommand {
 		"account create":  accountCreate,
 		"account update":  accountUpdate,
 		"number add":      numberAdd,
+		"number update":   numberUpdate,
 		"sms countries":   smsCountries,
 		"sms quota":       smsQuota,
 		"sms quiet-hours": smsQuietHours,
@@ -383,6 +386,27 @@ func numberAdd(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args 
 	}
 	n, err := svc.Accounts.AddNumber(ctx, *account, *phone)
 	return n, accountErr(*account, err)
+}
+
+func numberUpdate(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args []string) (any, error) {
+	id := fs.Int64("id", 0, "")
+	mps := fs.String("mps", "", "")
+	if err := parse(fs, args, "id", "mps"); err != nil {
+		return nil, err
+	}
+	var perSecond *int
+	if *mps != "none" {
+		n, err := strconv.Atoi(*mps)
+		if err != nil {
+			return nil, fmt.Errorf("--mps: want a whole number of messages a second, or none")
+		}
+		perSecond = &n
+	}
+	n, err := svc.Accounts.SetNumberPace(ctx, *id, perSecond)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil, fmt.Errorf("no number %d", *id)
+	}
+	return n, err
 }
 
 func smsCountries(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args []string) (any, error) {

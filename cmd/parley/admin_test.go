@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -97,8 +98,20 @@ func TestAdminCommands(t *testing.T) {
 	if v := must(t, "admin", "account", "update", "--id", id, "--phone", "+12025550100", "--phone-verified", "--free"); v["phone"] != "+12025550100" || v["phone_verified"] != true || v["paid"] != false {
 		t.Fatalf("account update: %v", v)
 	}
-	if v := must(t, "admin", "number", "add", "--account", id, "--phone", "+14155550100"); v["phone"] != "+14155550100" || v["id"] == nil {
-		t.Fatalf("number add: %v", v)
+	number := must(t, "admin", "number", "add", "--account", id, "--phone", "+14155550100")
+	if number["phone"] != "+14155550100" || number["id"] == nil || number["messages_per_second"] != nil {
+		t.Fatalf("number add: %v", number)
+	}
+	numberID := fmt.Sprint(int64(number["id"].(float64)))
+	if v := must(t, "admin", "number", "update", "--id", numberID, "--mps", "10"); v["messages_per_second"] != 10.0 {
+		t.Fatalf("number update: %v", v)
+	}
+	var pace *int
+	if err := db.NewRaw("SELECT messages_per_second FROM owned_numbers WHERE id = ?", numberID).Scan(ctx, &pace); err != nil || pace == nil || *pace != 10 {
+		t.Fatalf("stored pace %v (%v), want 10", pace, err)
+	}
+	if v := must(t, "admin", "number", "update", "--id", numberID, "--mps", "none"); v["messages_per_second"] != nil {
+		t.Fatalf("number update --mps none: %v", v)
 	}
 	if v := must(t, "admin", "sms", "countries", "--account", id, "--set", "US,IL,GB"); len(v["sms_countries"].([]any)) != 3 {
 		t.Fatalf("sms countries: %v", v)
@@ -128,6 +141,10 @@ func TestAdminCommands(t *testing.T) {
 	for _, bad := range [][]string{
 		{"admin", "number", "add", "--account", id, "--phone", "+14155550100"},
 		{"admin", "number", "add", "--account", id, "--phone", "4155550101"},
+		{"admin", "number", "update", "--id", numberID, "--mps", "0"},
+		{"admin", "number", "update", "--id", numberID, "--mps", "fast"},
+		{"admin", "number", "update", "--id", numberID},
+		{"admin", "number", "update", "--id", "999999", "--mps", "5"},
 		{"admin", "account", "update", "--id", id, "--paid", "--free"},
 		{"admin", "sms", "countries", "--account", id, "--set", "usa"},
 		{"admin", "sms", "quota", "--account", id, "--country", "US", "--per-day", "-1"},

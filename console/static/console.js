@@ -142,6 +142,8 @@
       document.getElementById("waiting").textContent = s.waiting;
       document.getElementById("canceled").textContent = s.canceled;
       document.getElementById("price").textContent = s.price;
+      document.getElementById("eta").hidden = !s.eta;
+      document.getElementById("eta-at").textContent = s.eta;
       if (bar) { bar.value = s.sent + s.failed + s.canceled; if (s.final) bar.hidden = true; }
       const cancel = document.getElementById("cancel-form");
       if (cancel && s.final) cancel.hidden = true;

@@ -3,6 +3,7 @@ package localcarrier
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -325,5 +326,54 @@ func TestPostInboundRefused(t *testing.T) {
 	}
 	if _, err := PostInbound(context.Background(), InboundRequest{BaseURL: api.URL}, nil); err == nil {
 		t.Error("an inbound message without credentials or numbers was posted")
+	}
+}
+
+// With a SenderRate the carrier takes that many sends a second from each
+// sender and answers 429, code 20429, for the rest, keeping none of them;
+// a second later the sender may send again, and other senders never wait.
+func TestSenderRate(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	var clock atomic.Int64
+	clock.Store(now.UnixNano())
+	s := New(Config{AccountSID: accountSID, AuthToken: authToken, CallbackDelay: time.Hour, Log: quietLog(), SenderRate: 3,
+		Now: func() time.Time { return time.Unix(0, clock.Load()).UTC() }})
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { s.Close(); srv.Close() })
+	c, err := twilio.NewClient(twilio.Config{BaseURL: srv.URL, AccountSID: accountSID, AuthToken: authToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	send := func(from string) error {
+		_, err := c.Send(ctx, twilio.SendRequest{From: from, To: "+15551111111", Body: "hi"})
+		return err
+	}
+	advance := func(d time.Duration) { clock.Add(int64(d)) }
+	for i := range 3 {
+		if err := send(sender); err != nil {
+			t.Fatalf("send %d within the rate: %v", i+1, err)
+		}
+		advance(300 * time.Millisecond)
+	}
+	// 900 ms after the first: a fourth within the same second is refused.
+	err = send(sender)
+	var apiErr *twilio.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusTooManyRequests || apiErr.Code != twilio.CodeTooManyRequests || !twilio.IsTooManyRequests(err) {
+		t.Fatalf("a send over the rate: %v", err)
+	}
+	if err := send("+15005550007"); err != nil {
+		t.Fatalf("another sender: %v", err)
+	}
+	// A second after the first, its place is free again.
+	advance(100 * time.Millisecond)
+	if err := send(sender); err != nil {
+		t.Fatalf("a send a second after the first: %v", err)
+	}
+	if err := send(sender); !twilio.IsTooManyRequests(err) {
+		t.Fatalf("a send with three in the last second: %v", err)
+	}
+	if got := len(s.Messages()); got != 5 {
+		t.Fatalf("the carrier kept %d messages, want the 5 it took", got)
 	}
 }

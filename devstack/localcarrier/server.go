@@ -17,6 +17,10 @@
 //	+15005550004  refused at create: 400, code 21610 (recipient blocked the sender)
 //	…0003         accepted, later undelivered with error 30003
 //	anything else accepted, later sent then delivered
+//
+// With Config.SenderRate set it also plays a carrier that limits each
+// sender: a send over that many from one From number within a second is
+// refused with 429, code 20429, and not kept.
 package localcarrier
 
 import (
@@ -63,9 +67,12 @@ type Config struct {
 	AuthToken  string
 	// CallbackDelay separates create, sent and the final status (default 1 s).
 	CallbackDelay time.Duration
-	Now           func() time.Time   // defaults to time.Now
-	HTTP          *http.Client       // posts the status callbacks; defaults to a 10 s timeout
-	Log           logrus.FieldLogger // defaults to a logger on stderr
+	// SenderRate, when positive, is the most sends it takes from one From
+	// number within any second; the others are answered 429 (code 20429).
+	SenderRate int
+	Now        func() time.Time   // defaults to time.Now
+	HTTP       *http.Client       // posts the status callbacks; defaults to a 10 s timeout
+	Log        logrus.FieldLogger // defaults to a logger on stderr
 }
 
 // Server is the stand-in carrier. It is an http.Handler; Close stops the
@@ -85,6 +92,9 @@ type Server struct {
 	callbacks []string         // parallel to messages: the StatusCallback URL
 	index     map[string]int   // sid -> position in messages, live ones only
 	journal   *journal         // nil: in memory only
+	// taken holds, by From number, when the sends of the last second were
+	// taken (with SenderRate).
+	taken map[string][]time.Time
 }
 
 // Open returns a stand-in carrier that keeps its messages under stateDir:
@@ -145,7 +155,8 @@ func New(cfg Config) *Server {
 		cfg.Log = logrus.New()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, index: map[string]int{}}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, index: map[string]int{},
+		taken: map[string][]time.Time{}}
 	base := "/" + twilio.APIVersion + "/Accounts/{account}/"
 	s.mux.HandleFunc("POST "+base+"Messages.json", s.authorized(s.create))
 	s.mux.HandleFunc("GET "+base+"Messages.json", s.authorized(s.list))
@@ -248,6 +259,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !s.withinRate(from) {
+		s.cfg.Log.WithFields(logrus.Fields{"from": from, "rate": s.cfg.SenderRate}).Info("message refused: sender over its rate")
+		writeError(w, http.StatusTooManyRequests, twilio.CodeTooManyRequests,
+			fmt.Sprintf("Too Many Requests: %s may send %d messages a second", from, s.cfg.SenderRate))
+		return
+	}
 	now := s.cfg.Now().UTC().Truncate(time.Second)
 	sid := newSID("SM")
 	m := twilio.Message{
@@ -269,6 +286,28 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cfg.Log.WithFields(logrus.Fields{"sid": sid, "to": to, "from": from, "segments": m.NumSegments}).Info("message accepted")
 	writeJSON(w, http.StatusCreated, m)
+}
+
+// withinRate reports whether a send from from fits its SenderRate: fewer
+// than SenderRate taken within the last second. It counts the send it lets
+// through.
+func (s *Server) withinRate(from string) bool {
+	if s.cfg.SenderRate <= 0 {
+		return true
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recent := s.taken[from]
+	for len(recent) > 0 && now.Sub(recent[0]) >= time.Second {
+		recent = recent[1:]
+	}
+	if len(recent) >= s.cfg.SenderRate {
+		s.taken[from] = recent
+		return false
+	}
+	s.taken[from] = append(recent, now)
+	return true
 }
 
 // refusal is the error Twilio answers at create for a number that is not

@@ -19,6 +19,7 @@ const (
 	CodeUnreachable           = 30003 // delivery failed: handset unreachable
 	CodeAuthentication        = 20003 // wrong AccountSid or AuthToken
 	CodeNotFound              = 20404 // no such resource
+	CodeTooManyRequests       = 20429 // the account or sender is over its rate
 	CodeDeleteIncomplete      = 20009 // a message still being sent cannot be deleted
 	CodeToRequired            = 21604
 	CodeFromRequired          = 21603
@@ -59,6 +60,14 @@ func (e *APIError) Retryable() bool {
 func IsNotFound(err error) bool {
 	var apiErr *APIError
 	return errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound
+}
+
+// IsTooManyRequests reports whether err is Twilio answering that the
+// request went over a rate (HTTP 429, or its code 20429 with any status):
+// the same request succeeds when sent more slowly.
+func IsTooManyRequests(err error) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && (apiErr.Status == http.StatusTooManyRequests || apiErr.Code == CodeTooManyRequests)
 }
 
 // IsRetryable reports whether err is worth retrying: a 5xx or 429 answer, a

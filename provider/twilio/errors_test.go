@@ -51,3 +51,23 @@ func TestIsRetryable(t *testing.T) {
 		})
 	}
 }
+
+func TestIsTooManyRequests(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"429 with 20429", &APIError{Status: 429, Code: CodeTooManyRequests}, true},
+		{"429 without a code", fmt.Errorf("send message: %w", &APIError{Status: 429}), true},
+		{"20429 on another status", &APIError{Status: 400, Code: CodeTooManyRequests}, true},
+		{"503", &APIError{Status: 503}, false},
+		{"400 blocked", &APIError{Status: 400, Code: CodeUnsubscribed}, false},
+		{"not an API error", errors.New("boom"), false},
+	} {
+		if got := IsTooManyRequests(tc.err); got != tc.want {
+			t.Errorf("%s: IsTooManyRequests = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

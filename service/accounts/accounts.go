@@ -66,6 +66,7 @@ type Admissions interface {
 type SMSStore interface {
 	SentSince(ctx context.Context, accountID string, since time.Time) (model.SMSSent, error)
 	AddNumber(ctx context.Context, accountID, phone string) (model.OwnedNumber, error)
+	SetPace(ctx context.Context, id int64, perSecond *int) (model.OwnedNumber, error)
 	SetQuota(ctx context.Context, accountID, country string, perDay int) error
 }
 

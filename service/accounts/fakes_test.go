@@ -261,6 +261,16 @@ func (f *fakeSMS) AddNumber(_ context.Context, accountID, phone string) (model.O
 	return n, nil
 }
 
+func (f *fakeSMS) SetPace(_ context.Context, id int64, perSecond *int) (model.OwnedNumber, error) {
+	for i, n := range f.numbers {
+		if n.ID == id {
+			f.numbers[i].MessagesPerSecond = perSecond
+			return f.numbers[i], nil
+		}
+	}
+	return model.OwnedNumber{}, model.ErrNotFound
+}
+
 func (f *fakeSMS) SetQuota(_ context.Context, _, country string, perDay int) error {
 	if f.quotas == nil {
 		f.quotas = map[string]int{}

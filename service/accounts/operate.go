@@ -197,7 +197,20 @@ func (s *Service) AddNumber(ctx context.Context, accountID, phone string) (Numbe
 	if err != nil {
 		return Number{}, err
 	}
-	return Number{AccountID: n.AccountID, ID: n.ID, Phone: n.Phone}, nil
+	return numberOf(n), nil
+}
+
+// SetNumberPace sets the most messages a second the number id sends, or
+// (perSecond nil) lets it send without a limit.
+func (s *Service) SetNumberPace(ctx context.Context, id int64, perSecond *int) (Number, error) {
+	if perSecond != nil && (*perSecond < 1 || *perSecond > sms.MaxMessagesPerSecond) {
+		return Number{}, problem.Invalid("messages_per_second", fmt.Sprintf("must be from 1 to %d", sms.MaxMessagesPerSecond))
+	}
+	n, err := s.d.SMS.SetPace(ctx, id, perSecond)
+	if err != nil {
+		return Number{}, err
+	}
+	return numberOf(n), nil
 }
 
 // SetSMSCountries replaces the destinations an account may send SMS to.

@@ -13,6 +13,7 @@ import (
 	"parley/rules/apikey"
 	"parley/rules/billing"
 	"parley/rules/jobspec"
+	"parley/rules/sms"
 )
 
 type operatorFixture struct {
@@ -169,6 +170,21 @@ func TestOperatorSettings(t *testing.T) {
 	}
 	if _, err := f.svc.AddNumber(ctx, acc.ID, "4155550101"); codeOf(err) != problem.ValidationError {
 		t.Fatalf("a number without a country: %v", err)
+	}
+	ten := 10
+	if n, err := f.svc.SetNumberPace(ctx, 1, &ten); err != nil || n.MessagesPerSecond == nil || *n.MessagesPerSecond != 10 {
+		t.Fatalf("paced number %+v, %v", n, err)
+	}
+	if n, err := f.svc.SetNumberPace(ctx, 1, nil); err != nil || n.MessagesPerSecond != nil {
+		t.Fatalf("pace cleared: %+v, %v", n, err)
+	}
+	for _, bad := range []int{0, -1, sms.MaxMessagesPerSecond + 1} {
+		if _, err := f.svc.SetNumberPace(ctx, 1, &bad); codeOf(err) != problem.ValidationError {
+			t.Fatalf("a pace of %d: %v", bad, err)
+		}
+	}
+	if _, err := f.svc.SetNumberPace(ctx, 99, &ten); !errors.Is(err, model.ErrNotFound) {
+		t.Fatalf("an unknown number: %v", err)
 	}
 
 	if c, err := f.svc.SetSMSCountries(ctx, acc.ID, []string{"US", "IL"}); err != nil || len(c.Countries) != 2 || len(f.accounts[acc.ID].SMSCountries) != 2 {

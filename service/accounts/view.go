@@ -173,6 +173,12 @@ type Number struct {
 	AccountID string `json:"account_id"`
 	ID        int64  `json:"id"`
 	Phone     string `json:"phone"`
+	// MessagesPerSecond paces the sends from the number; nil: no limit.
+	MessagesPerSecond *int `json:"messages_per_second"`
+}
+
+func numberOf(n model.OwnedNumber) Number {
+	return Number{AccountID: n.AccountID, ID: n.ID, Phone: n.Phone, MessagesPerSecond: n.MessagesPerSecond}
 }
 
 // SMSCountries are the destinations an account may send SMS to.

@@ -29,12 +29,16 @@ type BatchView struct {
 	// WaitingCount counts the recipients held by quiet hours; NextSendAt is
 	// the earliest time a scheduled or waiting recipient goes and
 	// WaitingUntil the latest (both null when none is).
-	WaitingCount  int             `json:"waitingCount"`
-	NextSendAt    *time.Time      `json:"nextSendAt"`
-	WaitingUntil  *time.Time      `json:"waitingUntil"`
-	CanceledCount int             `json:"canceledCount"`
-	CanceledAt    *time.Time      `json:"canceledAt"`
-	Recipients    []RecipientView `json:"recipients"`
+	WaitingCount  int        `json:"waitingCount"`
+	NextSendAt    *time.Time `json:"nextSendAt"`
+	WaitingUntil  *time.Time `json:"waitingUntil"`
+	CanceledCount int        `json:"canceledCount"`
+	CanceledAt    *time.Time `json:"canceledAt"`
+	// EstimatedCompletionAt is when the last queued recipient should be
+	// sent at the pace of the batch's number; nil without a pace or with
+	// nothing left to send.
+	EstimatedCompletionAt *time.Time      `json:"estimatedCompletionAt"`
+	Recipients            []RecipientView `json:"recipients"`
 }
 
 // QuietHoursView is a quiet-hours window, "HH:MM" each.
@@ -84,6 +88,7 @@ func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 		v.QuietHours = &QuietHoursView{Start: *b.QuietStart, End: *b.QuietEnd}
 	}
 	var price, cost billing.Micros
+	queued := 0
 	for i, m := range ms {
 		p, c := Charged(m)
 		price += p
@@ -93,6 +98,8 @@ func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 			v.SentCount++
 		case sms.Failed, sms.Undelivered:
 			v.FailedCount++
+		case sms.Queued:
+			queued++
 		case sms.Waiting:
 			v.WaitingCount++
 		case sms.Canceled:
@@ -110,6 +117,15 @@ func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 			PriceUSD: p.USD(), CostUSD: c.USD(), NotBefore: at}
 	}
 	v.TotalPriceUSD, v.TotalCostUSD = price.USD(), cost.USD()
+	if p := b.Pace; p != nil {
+		var slowedUntil time.Time
+		if p.SlowedUntil != nil {
+			slowedUntil = *p.SlowedUntil
+		}
+		if at, ok := sms.EstimatedCompletion(p.Now, queued, p.MessagesPerSecond, slowedUntil); ok {
+			v.EstimatedCompletionAt = utc(&at)
+		}
+	}
 	return v
 }
 
