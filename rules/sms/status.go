@@ -2,7 +2,8 @@ package sms
 
 // Message directions and statuses. Outbound: Queued (admitted, its price
 // reserved) -> Sending (the carrier accepted it; charged) -> Sent ->
-// Delivered | Undelivered | Failed; inbound: Received.
+// Delivered | Undelivered | Failed, or OptedOut (refused before the carrier:
+// the recipient opted out; final, never charged); inbound: Received.
 const (
 	Outbound = "outbound"
 	Inbound  = "inbound"
@@ -14,12 +15,24 @@ const (
 	Undelivered = "undelivered"
 	Failed      = "failed"
 	Received    = "received"
+	OptedOut    = "opted_out"
 )
+
+// Message kinds: Standard is sent by the account (a send, a batch, a reply);
+// Auto is Parley's own answer to a compliance keyword (STOP, START, HELP),
+// free and outside quotas.
+const (
+	Standard = "standard"
+	Auto     = "auto"
+)
+
+// OptedOutCode is the error code of a message refused for an opt-out.
+const OptedOutCode = "RECIPIENT_OPTED_OUT"
 
 // rank orders outbound statuses: a status only ever moves to a higher rank,
 // so late or repeated carrier callbacks (which arrive out of order) never
 // move a message back.
-var rank = map[string]int{Queued: 0, Sending: 1, Sent: 2, Delivered: 3, Undelivered: 3, Failed: 3}
+var rank = map[string]int{Queued: 0, Sending: 1, Sent: 2, Delivered: 3, Undelivered: 3, Failed: 3, OptedOut: 3}
 
 // Final reports whether an outbound status is final.
 func Final(status string) bool { return rank[status] == 3 }
