@@ -186,6 +186,7 @@ func registerSMSWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.SMSBatchWorkflow, workflow.RegisterOptions{Name: workflows.SMSBatchWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SMSBatchPartWorkflow, workflow.RegisterOptions{Name: workflows.SMSBatchPartWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SMSReceivedWorkflow, workflow.RegisterOptions{Name: workflows.SMSReceivedWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.SMSOptOutEventsWorkflow, workflow.RegisterOptions{Name: workflows.SMSOptOutEventsName})
 }
 
 // Register adds every workflow and activity to r (a test environment, which
@@ -262,6 +263,8 @@ func registerSMS(r Registry, a *activities.SMS) {
 		workflows.ActSMSConclude:     a.ConcludeBatch,
 		workflows.ActSMSRefresh:      a.Refresh,
 		workflows.ActSMSReceived:     a.Received,
+		workflows.ActSMSAnswer:       a.AnswerKeyword,
+		workflows.ActSMSOptOutEvents: a.OptOutEvents,
 	})
 }
 

@@ -50,6 +50,7 @@ const (
 	CountryNotEnabled       = "COUNTRY_NOT_ENABLED"
 	SMSDailyQuotaExceeded   = "SMS_DAILY_QUOTA_EXCEEDED"
 	SMSNotConfigured        = "SMS_NOT_CONFIGURED"
+	RecipientOptedOut       = "RECIPIENT_OPTED_OUT"
 	ServiceUnavailable      = "SERVICE_UNAVAILABLE"
 	Internal                = "INTERNAL_ERROR"
 	ConversationNotFound    = "CONVERSATION_NOT_FOUND"
@@ -96,6 +97,7 @@ var codes = []string{
 	CountryNotEnabled,
 	SMSDailyQuotaExceeded,
 	SMSNotConfigured,
+	RecipientOptedOut,
 	ConversationNotFound,
 	ServiceUnavailable,
 	Internal,

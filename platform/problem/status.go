@@ -44,6 +44,7 @@ var statuses = map[string]int{
 	CountryNotEnabled:       http.StatusForbidden,
 	SMSDailyQuotaExceeded:   http.StatusTooManyRequests,
 	SMSNotConfigured:        http.StatusServiceUnavailable,
+	RecipientOptedOut:       http.StatusForbidden,
 	ServiceUnavailable:      http.StatusServiceUnavailable,
 	Internal:                http.StatusInternalServerError,
 	ConversationNotFound:    http.StatusNotFound,
