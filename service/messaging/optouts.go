@@ -142,21 +142,21 @@ func (s *Service) AddOptOuts(ctx context.Context, accountID string, phones []str
 	return out, nil
 }
 
-// RemoveOptOut opts a number back in (source api or console); a number
-// without an opt-out is NotFound.
-func (s *Service) RemoveOptOut(ctx context.Context, accountID, phone, source string) error {
+// RemoveOptOut opts a number back in (source api or console) and returns
+// the change; a number without an opt-out is NotFound.
+func (s *Service) RemoveOptOut(ctx context.Context, accountID, phone, source string) (OptOutChangeView, error) {
 	p, err := parseOptOutPhone("phone", phone)
 	if err != nil {
-		return err
+		return OptOutChangeView{}, err
 	}
 	ch, removed, err := s.d.SMS.RemoveOptOut(ctx, accountID, p, source, nil, s.d.Now())
 	if err != nil {
-		return err
+		return OptOutChangeView{}, err
 	}
 	if !removed {
-		return model.ErrNotFound
+		return OptOutChangeView{}, model.ErrNotFound
 	}
-	return s.raiseOptOutChanges(ctx, accountID, []model.SMSOptOutChange{ch})
+	return NewOptOutChangeView(ch), s.raiseOptOutChanges(ctx, accountID, []model.SMSOptOutChange{ch})
 }
 
 // raiseOptOutChanges starts the workflow that raises sms.opt_out.changed
