@@ -4,9 +4,9 @@ package sms
 // OptOut confirms an opt-out (STOP), OptIn an opt-in (START), Help answers
 // HELP.
 type Replies struct {
-	OptOut string
-	OptIn  string
-	Help   string
+	OptOut string `json:"optOut"`
+	OptIn  string `json:"optIn"`
+	Help   string `json:"help"`
 }
 
 // For is the text that answers a keyword of kind k ("" for NoKeyword).

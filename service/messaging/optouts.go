@@ -2,7 +2,6 @@ package messaging
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -274,9 +273,5 @@ func (s *Service) SetReplyTexts(ctx context.Context, accountID string, t model.S
 		}
 		*v = &text
 	}
-	err := s.d.SMS.SetReplyTexts(ctx, accountID, t)
-	if errors.Is(err, model.ErrNotFound) {
-		return problem.New(problem.NotFound, nil)
-	}
-	return err
+	return s.d.SMS.SetReplyTexts(ctx, accountID, t)
 }
