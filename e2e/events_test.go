@@ -105,7 +105,7 @@ func always200(int) int { return http.StatusOK }
 // themselves: a batch as GET /sms/jobs/{id} shows it, as the document says
 // the event carries.
 var emptyBatch = []byte(`{"id":1,"status":"completed","totalRecipients":0,"sentCount":0,"failedCount":0,` +
-	`"totalCostUsd":0,"totalPriceUsd":0,"createdAt":"2026-01-01T00:00:00Z","startedAt":"2026-01-01T00:00:00Z",` +
+	`"optedOutCount":0,"totalCostUsd":0,"totalPriceUsd":0,"createdAt":"2026-01-01T00:00:00Z","startedAt":"2026-01-01T00:00:00Z",` +
 	`"completedAt":"2026-01-01T00:00:01Z","recipients":[]}`)
 
 func (r *hookReceiver) deliveries() []delivered {

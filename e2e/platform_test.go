@@ -203,7 +203,7 @@ func (p *platform) startCarrier(refresh, delay, callbackDelay time.Duration) {
 		callbackDelay = 200 * time.Millisecond
 	}
 	p.carrier = localcarrier.New(localcarrier.Config{
-		AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken,
+		AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken, InboundURL: p.cfg.BaseURL,
 		CallbackDelay: callbackDelay, Log: testenv.Logger(),
 	})
 	var carrier http.Handler = p.carrier
