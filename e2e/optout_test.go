@@ -265,7 +265,7 @@ func TestSMSOptOutRefusesSendsAndRecords21610(t *testing.T) {
 // reservation of those messages is released. A batch whose only non-sent
 // recipients opted out is completed.
 func TestSMSOptOutDuringBatch(t *testing.T) {
-	p := startPlatform(t, options{sms: true, carrierDelay: time.Second, callbackDelay: 20 * time.Millisecond})
+	p := startPlatform(t, options{sms: true, carrierDelay: time.Second})
 	a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
 	before, late := "+12025554000", "+12025554999"
 	p.addOptOuts(a, `{"phones": ["`+before+`"], "source": "console"}`).want(t, 200, "")
