@@ -130,7 +130,7 @@ var nav = []navItem{
 var sections = map[string]string{
 	"transcribe": "transcribe", "transcription": "transcribe",
 	"subtitles": "subtitles", "subtitle": "subtitles",
-	"sms": "sms", "batch": "sms",
+	"sms": "sms", "batch": "sms", "optouts": "sms",
 	"threads": "sms/threads", "thread": "sms/threads",
 	"conversations": "voice", "conversation": "voice",
 	"account": "account", "account-keys": "account", "account-webhooks": "account",

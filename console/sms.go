@@ -32,6 +32,7 @@ type Messaging interface {
 	Thread(ctx context.Context, accountID string, id, before int64, limit int) (messaging.Conversation, error)
 	UpdateThread(ctx context.Context, accountID string, id int64, u messaging.ThreadUpdate) (messaging.ThreadView, error)
 	Reply(ctx context.Context, req messaging.ReplyRequest) (messaging.Sent, error)
+	OptOuts
 }
 
 const (
@@ -278,8 +279,9 @@ type batchStatus struct {
 	Status string            `json:"status"`
 	Label  string            `json:"label"`
 	Final  bool              `json:"final"`
-	Sent   int               `json:"sent"`
-	Failed int               `json:"failed"`
+	Sent     int               `json:"sent"`
+	Failed   int               `json:"failed"`
+	OptedOut int               `json:"optedOut"`
 	Price  string            `json:"price"`
 	Rows   map[int64]rowView `json:"rows"`
 }
@@ -297,7 +299,7 @@ func (c *Console) batchStatus(g *gin.Context) {
 	}
 	l := c.view(g, "", nil).L
 	out := batchStatus{Status: b.Status, Label: l.T("batch."+b.Status, nil), Final: batchEnded(b.Status),
-		Sent: b.SentCount, Failed: b.FailedCount, Price: fmt.Sprintf("%.4f", b.TotalPriceUSD), Rows: map[int64]rowView{}}
+		Sent: b.SentCount, Failed: b.FailedCount, OptedOut: b.OptedOutCount, Price: fmt.Sprintf("%.4f", b.TotalPriceUSD), Rows: map[int64]rowView{}}
 	for _, r := range b.Recipients[:min(len(b.Recipients), batchRows)] {
 		v := rowView{Status: r.Status, Label: l.T("sms.status."+r.Status, nil)}
 		if r.ErrorMessage != nil {

@@ -140,6 +140,7 @@
       showStatus(document.getElementById("status"), s.status, s.label);
       document.getElementById("sent").textContent = s.sent;
       document.getElementById("failed").textContent = s.failed;
+      document.getElementById("opted-out").textContent = s.optedOut;
       document.getElementById("price").textContent = s.price;
       if (bar) { bar.value = s.sent + s.failed; if (s.final) bar.hidden = true; }
       for (const [id, r] of Object.entries(s.rows)) {
