@@ -276,14 +276,14 @@ func (c *Console) batchPage(g *gin.Context) {
 // batchStatus is what a batch's page polls (once a second) while recipients
 // get their outcomes: the counts and the listed rows' statuses.
 type batchStatus struct {
-	Status string            `json:"status"`
-	Label  string            `json:"label"`
-	Final  bool              `json:"final"`
+	Status   string            `json:"status"`
+	Label    string            `json:"label"`
+	Final    bool              `json:"final"`
 	Sent     int               `json:"sent"`
 	Failed   int               `json:"failed"`
 	OptedOut int               `json:"optedOut"`
-	Price  string            `json:"price"`
-	Rows   map[int64]rowView `json:"rows"`
+	Price    string            `json:"price"`
+	Rows     map[int64]rowView `json:"rows"`
 }
 
 type rowView struct {
