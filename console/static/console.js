@@ -142,7 +142,7 @@
       document.getElementById("failed").textContent = s.failed;
       document.getElementById("opted-out").textContent = s.optedOut;
       document.getElementById("price").textContent = s.price;
-      if (bar) { bar.value = s.sent + s.failed; if (s.final) bar.hidden = true; }
+      if (bar) { bar.value = s.sent + s.failed + s.optedOut; if (s.final) bar.hidden = true; }
       for (const [id, r] of Object.entries(s.rows)) {
         const row = document.getElementById("r-" + id);
         if (!row) continue;
