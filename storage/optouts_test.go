@@ -102,6 +102,20 @@ func TestSMSOptOutChanges(t *testing.T) {
 	if err != nil || again.ID != answer.ID {
 		t.Fatalf("a second answer %d (%v), want %d", again.ID, err, answer.ID)
 	}
+	// The answer is accepted free: no charge, and not counted as sent.
+	since := time.Now().Add(-time.Minute)
+	if err := store.AcceptFree(ctx, answer, "SMauto1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := store.Message(ctx, answer.ID); got.Status != sms.Sending || got.UpstreamSID == nil {
+		t.Fatalf("accepted answer %+v", got)
+	}
+	if n := smsChargeCount(t, db, acc.ID); n != 0 {
+		t.Fatalf("the free answer was charged (%d entries)", n)
+	}
+	if sent, err := store.SentSince(ctx, acc.ID, since); err != nil || sent.Messages != 0 {
+		t.Fatalf("sent %+v (%v), want no charged message", sent, err)
+	}
 	start := receive("SMopt2", "START", sms.OptIn)
 	if _, out, _ := store.OptOut(ctx, acc.ID, phone); out {
 		t.Fatal("START did not remove the opt-out")

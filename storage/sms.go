@@ -693,12 +693,12 @@ func (r SMS) Unsettled(ctx context.Context, batchID, messageID int64) ([]model.S
 
 // SentSince counts the messages an account had accepted by the carrier since
 // a time: the charged ones, as the ledger's sms spend counts them (a refused
-// or never-sent message is in neither).
+// or never-sent message is in neither, nor is a free auto answer).
 func (r SMS) SentSince(ctx context.Context, accountID string, since time.Time) (model.SMSSent, error) {
 	var out model.SMSSent
 	err := r.DB.NewSelect().Model((*model.SMSMessage)(nil)).
 		ColumnExpr("count(*) AS messages, coalesce(sum(segments), 0) AS segments").
-		Where("account_id = ? AND direction = ? AND upstream_sid IS NOT NULL AND sent_at >= ?", accountID, sms.Outbound, since).
+		Where("account_id = ? AND direction = ? AND kind = ? AND upstream_sid IS NOT NULL AND sent_at >= ?", accountID, sms.Outbound, sms.Standard, since).
 		Scan(ctx, &out)
 	if err != nil {
 		return out, fmt.Errorf("count sent messages: %w", err)
