@@ -3,6 +3,7 @@ package api
 import (
 	"math"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -35,7 +36,7 @@ func (s *Server) listOptOuts(c *gin.Context) {
 		return
 	}
 	key, _ := keyFrom(c)
-	f := messaging.OptOutFilter{Limit: int(limit), Offset: int(offset), Phone: c.Query("phone")}
+	f := messaging.OptOutFilter{Limit: int(limit), Offset: int(offset), Phone: unencodedPlus(c.Query("phone"))}
 	out, err := svc.OptOuts(c.Request.Context(), key.AccountID, f)
 	if err != nil {
 		s.fail(c, err)
@@ -82,7 +83,7 @@ func (s *Server) addOptOuts(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	respond(c, http.StatusOK, optOutsJSON{OptOuts: out})
+	respond(c, http.StatusCreated, optOutsJSON{OptOuts: out})
 }
 
 func (s *Server) deleteOptOut(c *gin.Context) {
@@ -98,4 +99,14 @@ func (s *Server) deleteOptOut(c *gin.Context) {
 		return
 	}
 	respond(c, http.StatusOK, ch)
+}
+
+// unencodedPlus gives back the + of an E.164 number sent unencoded in a
+// query string, which decodes it as a space: " 14155550142" is
+// "+14155550142".
+func unencodedPlus(phone string) string {
+	if rest, ok := strings.CutPrefix(phone, " "); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
+		return "+" + rest
+	}
+	return phone
 }

@@ -1390,15 +1390,15 @@ func (e ListSMSOptOuts200JSONResponseBodyOk) Valid() bool {
 	}
 }
 
-// Defines values for AddSMSOptOuts200JSONResponseBodyOk.
+// Defines values for AddSMSOptOuts201JSONResponseBodyOk.
 const (
-	AddSMSOptOuts200JSONResponseBodyOkTrue AddSMSOptOuts200JSONResponseBodyOk = true
+	AddSMSOptOuts201JSONResponseBodyOkTrue AddSMSOptOuts201JSONResponseBodyOk = true
 )
 
-// Valid indicates whether the value is a known member of the AddSMSOptOuts200JSONResponseBodyOk enum.
-func (e AddSMSOptOuts200JSONResponseBodyOk) Valid() bool {
+// Valid indicates whether the value is a known member of the AddSMSOptOuts201JSONResponseBodyOk enum.
+func (e AddSMSOptOuts201JSONResponseBodyOk) Valid() bool {
 	switch e {
-	case AddSMSOptOuts200JSONResponseBodyOkTrue:
+	case AddSMSOptOuts201JSONResponseBodyOkTrue:
 		return true
 	default:
 		return false
@@ -3438,7 +3438,7 @@ type ListSMSOptOutsParams struct {
 	// Offset Rows to skip, default 0.
 	Offset *int64 `form:"offset,omitempty" json:"offset,omitempty"`
 
-	// Phone Only this number (E.164; an invalid one is 400 VALIDATION_ERROR).
+	// Phone Only this number (E.164; an invalid one is 400 VALIDATION_ERROR). A leading + sent unencoded, which a query string reads as a space, is taken as the +.
 	Phone *string `form:"phone,omitempty" json:"phone,omitempty"`
 
 	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
@@ -3460,8 +3460,8 @@ type AddSMSOptOutsParams struct {
 	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
 }
 
-// AddSMSOptOuts200JSONResponseBodyOk defines parameters for AddSMSOptOuts.
-type AddSMSOptOuts200JSONResponseBodyOk bool
+// AddSMSOptOuts201JSONResponseBodyOk defines parameters for AddSMSOptOuts.
+type AddSMSOptOuts201JSONResponseBodyOk bool
 
 // DeleteSMSOptOutParams defines parameters for DeleteSMSOptOut.
 type DeleteSMSOptOutParams struct {
@@ -11460,8 +11460,8 @@ func (r ListSMSOptOutsResponse) ContentType() string {
 	return ""
 }
 
-// AddSMSOptOutsResponse200Headers the declared response headers of an HTTP 200 response for AddSMSOptOuts
-type AddSMSOptOutsResponse200Headers struct {
+// AddSMSOptOutsResponse201Headers the declared response headers of an HTTP 201 response for AddSMSOptOuts
+type AddSMSOptOutsResponse201Headers struct {
 	XRequestId *string
 }
 
@@ -11509,11 +11509,11 @@ type AddSMSOptOutsResponse503Headers struct {
 type AddSMSOptOutsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
 		Data  SMSOptOutPage                      `json:"data"`
 		Error *Error                             `json:"error,omitempty"`
-		Ok    AddSMSOptOuts200JSONResponseBodyOk `json:"ok"`
+		Ok    AddSMSOptOuts201JSONResponseBodyOk `json:"ok"`
 
 		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
 		RequestId string `json:"requestId"`
@@ -11534,8 +11534,8 @@ type AddSMSOptOutsResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorEnvelope
-	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *AddSMSOptOutsResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *AddSMSOptOutsResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *AddSMSOptOutsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11554,16 +11554,16 @@ type AddSMSOptOutsResponse struct {
 	Headers503 *AddSMSOptOutsResponse503Headers
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AddSMSOptOutsResponse) GetJSON200() *struct {
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON201() *struct {
 	Data  SMSOptOutPage                      `json:"data"`
 	Error *Error                             `json:"error,omitempty"`
-	Ok    AddSMSOptOuts200JSONResponseBodyOk `json:"ok"`
+	Ok    AddSMSOptOuts201JSONResponseBodyOk `json:"ok"`
 
 	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
 	RequestId string `json:"requestId"`
 } {
-	return r.JSON200
+	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -18773,11 +18773,11 @@ func ParseAddSMSOptOutsResponse(rsp *http.Response) (*AddSMSOptOutsResponse, err
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
 			Data  SMSOptOutPage                      `json:"data"`
 			Error *Error                             `json:"error,omitempty"`
-			Ok    AddSMSOptOuts200JSONResponseBodyOk `json:"ok"`
+			Ok    AddSMSOptOuts201JSONResponseBodyOk `json:"ok"`
 
 			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
 			RequestId string `json:"requestId"`
@@ -18785,7 +18785,7 @@ func ParseAddSMSOptOutsResponse(rsp *http.Response) (*AddSMSOptOutsResponse, err
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON200 = &dest
+		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest ErrorEnvelope
@@ -18846,8 +18846,8 @@ func ParseAddSMSOptOutsResponse(rsp *http.Response) (*AddSMSOptOutsResponse, err
 	}
 
 	switch {
-	case rsp.StatusCode == 200:
-		var headers AddSMSOptOutsResponse200Headers
+	case rsp.StatusCode == 201:
+		var headers AddSMSOptOutsResponse201Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18855,7 +18855,7 @@ func ParseAddSMSOptOutsResponse(rsp *http.Response) (*AddSMSOptOutsResponse, err
 			}
 			headers.XRequestId = &value
 		}
-		response.Headers200 = &headers
+		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
 		var headers AddSMSOptOutsResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {

@@ -124,7 +124,7 @@ func TestSMSOptOutKeywords(t *testing.T) {
 			p.t = t
 			if tc.kind == sms.OptIn {
 				// Opted out first, through the API, so the opt-in has something to undo.
-				p.addOptOuts(a, `{"phones": ["`+phone+`"]}`).want(t, 200, "")
+				p.addOptOuts(a, `{"phones": ["`+phone+`"]}`).want(t, 201, "")
 			}
 			p.text(phone, a.From, tc.body)
 			want := sms.DefaultReplies(tc.locale).For(tc.kind)
@@ -268,7 +268,7 @@ func TestSMSOptOutDuringBatch(t *testing.T) {
 	p := startPlatform(t, options{sms: true, carrierDelay: time.Second})
 	a := newSMSAccount(t, p, billing.MicrosPerUSD, true, true)
 	before, late := "+12025554000", "+12025554999"
-	p.addOptOuts(a, `{"phones": ["`+before+`"], "source": "console"}`).want(t, 200, "")
+	p.addOptOuts(a, `{"phones": ["`+before+`"], "source": "console"}`).want(t, 201, "")
 	// 40 recipients, then 20 sends to the one who will opt out: with 20
 	// sends at a time and the carrier's one-second delay, those start two
 	// seconds in. The recipient opted out before is last.
@@ -345,14 +345,14 @@ func TestSMSOptOutsAPI(t *testing.T) {
 		p.addOptOuts(a, body).want(t, 400, "VALIDATION_ERROR")
 	}
 	var added struct{ OptOuts []optOutRow }
-	p.addOptOuts(a, `{"phones": ["+12025555001", "+12025555002", "+12025555001"]}`).want(t, 200, "").decode(t, &added)
+	p.addOptOuts(a, `{"phones": ["+12025555001", "+12025555002", "+12025555001"]}`).want(t, 201, "").decode(t, &added)
 	if len(added.OptOuts) != 3 || added.OptOuts[0].Source != "api" || added.OptOuts[2].Phone != "+12025555001" || added.OptOuts[0].MessageID != nil {
 		t.Fatalf("added %+v", added.OptOuts)
 	}
 	time.Sleep(10 * time.Millisecond)
-	p.addOptOuts(a, `{"phones": ["+12025555003"], "source": "keyword"}`).want(t, 200, "")
+	p.addOptOuts(a, `{"phones": ["+12025555003"], "source": "keyword"}`).want(t, 201, "")
 	// Adding again keeps the first opt-out.
-	p.addOptOuts(a, `{"phones": ["+12025555002"], "source": "console"}`).want(t, 200, "").decode(t, &added)
+	p.addOptOuts(a, `{"phones": ["+12025555002"], "source": "console"}`).want(t, 201, "").decode(t, &added)
 	if added.OptOuts[0].Source != "api" {
 		t.Fatalf("re-added %+v", added.OptOuts)
 	}
@@ -365,6 +365,9 @@ func TestSMSOptOutsAPI(t *testing.T) {
 	}
 	if one := p.optOuts(a, "phone=%2B12025555002"); len(one) != 1 || one[0].Phone != "+12025555002" {
 		t.Fatalf("filtered %+v", one)
+	}
+	if one := p.optOuts(a, "phone=+12025555002"); len(one) != 1 || one[0].Phone != "+12025555002" {
+		t.Fatalf("filtered by an unencoded + %+v", one)
 	}
 	for _, q := range []string{"limit=0", "limit=201", "offset=-1", "phone=abc"} {
 		p.do(http.MethodGet, "/sms/opt-outs?"+q, a.Key, nil).want(t, 400, "VALIDATION_ERROR")
