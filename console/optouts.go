@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"parley/model"
+	"parley/rules/sms"
 	"parley/service/messaging"
 )
 
@@ -43,7 +44,11 @@ func (c *Console) optOutsPage(g *gin.Context) {
 		c.failProblem(g, err)
 		return
 	}
-	c.render(g, http.StatusOK, "optouts", map[string]any{"OptOuts": rows, "Phone": phone, "Keywords": kw})
+	kinds := make([]string, len(sms.KeywordKinds))
+	for i, k := range sms.KeywordKinds {
+		kinds[i] = string(k)
+	}
+	c.render(g, http.StatusOK, "optouts", map[string]any{"OptOuts": rows, "Phone": phone, "Keywords": kw, "Kinds": kinds})
 }
 
 // addOptOuts opts out the numbers of the form, one per line (source console).

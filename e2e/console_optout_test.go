@@ -72,6 +72,8 @@ func TestConsoleOptOuts(t *testing.T) {
 		chromedp.SetValue(`#replies textarea[name="opt_out"]`, answer, chromedp.ByQuery), chromedp.Click("#save-replies", chromedp.ByID))
 	b.until("the answer saved", `location.hash === "#replies" && document.querySelector('#replies textarea[name="opt_out"]').value === "`+answer+`"`, 30*time.Second)
 	b.shot("optouts-replies")
+	b.run(chromedp.Navigate(p.api.URL+"/console/sms/opt-outs#keywords"), chromedp.WaitVisible("#add-keyword", chromedp.ByID))
+	b.shot("optouts-keywords")
 	p.text("+12025556003", a.From, "stop")
 	if ms := p.threadWith(a, "+12025556003", 2, true); ms[0].Body != answer {
 		t.Fatalf("the answer to STOP: %q", ms[0].Body)
