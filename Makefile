@@ -193,7 +193,7 @@ fuzz:
 
 # The end-to-end tests whose workflows make the recorded histories: every
 # workflow type, succeeding and failing.
-HISTORY_TESTS ?= ^(TestTranscriptionEndToEnd|TestTranscriptionFromURL|TestSubtitlesEndToEnd|TestSubtitlesVoiceCleanup|TestWebhookRetriesReplayAndTenancy|TestNotificationChannels|TestSMSSingleSendIsDelivered|TestSMSBatchWithTemplatingCompletes|TestSMSBatchOutcomes|TestSMSThreadConversation|TestVoiceEndToEnd|TestUploadSweepRemovesOnlyOrphans)$$
+HISTORY_TESTS ?= ^(TestTranscriptionEndToEnd|TestTranscriptionFromURL|TestSubtitlesEndToEnd|TestSubtitlesVoiceCleanup|TestWebhookRetriesReplayAndTenancy|TestNotificationChannels|TestSMSSingleSendIsDelivered|TestSMSBatchWithTemplatingCompletes|TestSMSBatchOutcomes|TestSMSThreadConversation|TestSMSOptOutRefusesSendsAndRecords21610|TestSMSOptOutsAPI|TestVoiceEndToEnd|TestUploadSweepRemovesOnlyOrphans)$$
 
 histories: packages tools
 	PARLEY_RECORD_HISTORIES=$(CURDIR)/workflows/testdata scripts/with-services.sh $(GO) test -tags integration -count=1 -timeout 30m -run '$(HISTORY_TESTS)' ./e2e/

@@ -50,12 +50,26 @@ type SMSStore interface {
 	ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error)
 	BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error)
 	Unsettled(ctx context.Context, batchID, messageID int64) ([]model.SMSMessage, error)
+	OptOut(ctx context.Context, accountID, phone string) (model.SMSOptOut, bool, error)
+	OptOutMessage(ctx context.Context, id int64) error
+	FailOptedOut(ctx context.Context, m model.SMSMessage, code, message string, now time.Time) (*model.SMSOptOutChange, error)
+	OptOutChangeOf(ctx context.Context, messageID int64) (model.SMSOptOutChange, bool, error)
+	OptOutChanges(ctx context.Context, ids []int64) ([]model.SMSOptOutChange, error)
+	ReplyTexts(ctx context.Context, accountID string) (model.SMSReplyTexts, error)
+	AutoReply(ctx context.Context, in model.SMSMessage, body string, now time.Time) (model.SMSMessage, error)
+	AcceptFree(ctx context.Context, m model.SMSMessage, sid string) error
+}
+
+// AccountReader reads an account (its locale picks the default replies).
+type AccountReader interface {
+	Get(ctx context.Context, id string) (model.Account, error)
 }
 
 // SMS hands messages to the carrier and follows their delivery.
 type SMS struct {
-	Store   SMSStore
-	Carrier Carrier
+	Store    SMSStore
+	Accounts AccountReader
+	Carrier  Carrier
 	// StatusCallback is where the carrier reports delivery.
 	StatusCallback string
 	// Events emits sms.batch.completed and sms.message.received to the
@@ -85,6 +99,12 @@ const findSentMargin = 2 * time.Minute
 // 429 to (SMSSendResult.Wait); the 429 halves the number's pace for a
 // while (storage's SlowPace) and is not an error, so it uses up none of
 // the send's retries.
+//
+// Right before the carrier call the recipient's opt-out is read again: a
+// recipient who opted out since the message was admitted (a batch still
+// sending) is not sent to; the message ends opted_out and its reservation
+// is released. The carrier's own opt-out refusal (21610) fails the message
+// and opts the recipient out (source carrier_21610).
 func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (res workflows.SMSSendResult, err error) {
 	var due time.Time // when the turn is due by our clock; zero: unpaced
 	if in.Paced {
@@ -96,8 +116,11 @@ func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (res workflow
 		}
 	}
 	m, release, err := a.begin(ctx, in.MessageID)
-	if err != nil || m.Status != sms.Queued {
-		return res, err // a finished message is left as it is
+	if err != nil {
+		return res, err
+	}
+	if m.Status != sms.Queued {
+		return res, a.blockedEvent(ctx, m) // a finished message is left as it is
 	}
 	settled := false // the message has its outcome
 	defer func() { release(settled && err == nil) }()
@@ -110,6 +133,13 @@ func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (res workflow
 			return res, err
 		}
 	}
+	if out, err := a.optedOut(ctx, m); out || err != nil {
+		if err != nil {
+			return res, err
+		}
+		settled = true
+		return res, a.Store.OptOutMessage(ctx, m.ID)
+	}
 	msg, err := a.Carrier.Send(ctx, twilio.SendRequest{From: m.FromPhone, To: m.ToPhone, Body: m.Body, StatusCallback: a.StatusCallback})
 	if in.Paced && twilio.IsTooManyRequests(err) {
 		if activity.IsActivity(ctx) {
@@ -120,6 +150,9 @@ func (a *SMS) Send(ctx context.Context, in workflows.SMSSendInput) (res workflow
 	var refused *twilio.APIError
 	if errors.As(err, &refused) && !refused.Retryable() {
 		settled = true
+		if refused.Code == twilio.CodeUnsubscribed {
+			return res, a.blocked(ctx, m, refused)
+		}
 		return res, a.Store.Fail(ctx, m.ID, errorCode(refused.Code), refused.Message)
 	}
 	if err != nil {
@@ -268,8 +301,122 @@ func (a *SMS) earlierSend(ctx context.Context, m model.SMSMessage) (string, bool
 	return "", false, nil
 }
 
-// accept records the carrier's sid and charges the message, once.
+// optedOut reads whether m's recipient has opted out of its account. The
+// one message that still goes to an opted-out number is the answer to an
+// opt-out keyword: its confirmation.
+func (a *SMS) optedOut(ctx context.Context, m model.SMSMessage) (bool, error) {
+	_, out, err := a.Store.OptOut(ctx, m.AccountID, m.ToPhone)
+	if err != nil || !out || m.Kind != sms.Auto || m.ReplyTo == nil {
+		return out, err
+	}
+	answered, err := a.Store.Message(ctx, *m.ReplyTo)
+	if err != nil {
+		return false, err
+	}
+	return answered.Keyword == nil || sms.Keyword(*answered.Keyword) != sms.OptOut, nil
+}
+
+// blocked records the carrier's 21610 (the recipient blocked the sender,
+// e.g. by texting STOP to it at the carrier): the message fails uncharged
+// and the recipient is opted out of the account, then the change is
+// raised as sms.opt_out.changed.
+func (a *SMS) blocked(ctx context.Context, m model.SMSMessage, refused *twilio.APIError) error {
+	change, err := a.Store.FailOptedOut(ctx, m, errorCode(refused.Code), refused.Message, a.Now())
+	if err != nil || change == nil {
+		return err
+	}
+	return a.emitOptOutChange(ctx, *change)
+}
+
+// blockedEvent raises, again, the opt-out change a message the carrier
+// refused with 21610 caused: an attempt that recorded the refusal and then
+// failed before its event was recorded is retried into here. The event is
+// recorded once however often this runs.
+func (a *SMS) blockedEvent(ctx context.Context, m model.SMSMessage) error {
+	if m.Status != sms.Failed || m.ErrorCode == nil || *m.ErrorCode != errorCode(twilio.CodeUnsubscribed) {
+		return nil
+	}
+	change, found, err := a.Store.OptOutChangeOf(ctx, m.ID)
+	if err != nil || !found {
+		return err
+	}
+	return a.emitOptOutChange(ctx, change)
+}
+
+// emitOptOutChange raises sms.opt_out.changed for one change, once.
+func (a *SMS) emitOptOutChange(ctx context.Context, ch model.SMSOptOutChange) error {
+	data, err := json.Marshal(messaging.NewOptOutChangeView(ch))
+	if err != nil {
+		return fmt.Errorf("encode sms opt-out change %d: %w", ch.ID, err)
+	}
+	return a.Events.Emit(ctx, workflows.EmitInput{
+		AccountID: ch.AccountID, Type: webhookevent.SMSOptOutChanged, Subject: strconv.FormatInt(ch.ID, 10), Data: data,
+	})
+}
+
+// OptOutEvents raises sms.opt_out.changed for changes made through the API
+// or the console, each once.
+func (a *SMS) OptOutEvents(ctx context.Context, in workflows.SMSOptOutEventsInput) error {
+	changes, err := a.Store.OptOutChanges(ctx, in.ChangeIDs)
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		if err := a.emitOptOutChange(ctx, ch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AnswerKeyword follows up an inbound keyword: it raises the opt-out or
+// opt-in the message caused (recorded when it was received) as
+// sms.opt_out.changed, and stores the answer (the account's text, else the
+// default in its locale) as an auto message for the workflow to send. HELP
+// from an opted-out number is not answered: nothing goes to an opted-out
+// number but the confirmation of its opt-out.
+func (a *SMS) AnswerKeyword(ctx context.Context, in workflows.SMSReceivedInput) (workflows.SMSKeywordResult, error) {
+	var none workflows.SMSKeywordResult
+	m, err := a.Store.Message(ctx, in.MessageID)
+	if err != nil || m.Keyword == nil {
+		return none, err
+	}
+	kw := sms.Keyword(*m.Keyword)
+	change, found, err := a.Store.OptOutChangeOf(ctx, m.ID)
+	if err != nil {
+		return none, err
+	}
+	if found {
+		if err := a.emitOptOutChange(ctx, change); err != nil {
+			return none, err
+		}
+	}
+	if kw == sms.Help {
+		if _, out, err := a.Store.OptOut(ctx, m.AccountID, m.FromPhone); out || err != nil {
+			return none, err
+		}
+	}
+	acc, err := a.Accounts.Get(ctx, m.AccountID)
+	if err != nil {
+		return none, err
+	}
+	own, err := a.Store.ReplyTexts(ctx, m.AccountID)
+	if err != nil {
+		return none, err
+	}
+	reply, err := a.Store.AutoReply(ctx, m, messaging.ReplyTexts(own, acc.Locale).For(kw), a.Now())
+	if err != nil {
+		return none, err
+	}
+	return workflows.SMSKeywordResult{ReplyID: reply.ID}, nil
+}
+
+// accept records the carrier's sid and charges the message, once; an auto
+// answer is free.
 func (a *SMS) accept(ctx context.Context, m model.SMSMessage, sid string) error {
+	if m.Kind == sms.Auto {
+		return a.Store.AcceptFree(ctx, m, sid)
+	}
 	return a.Store.Accept(ctx, m, sid, model.Movement{
 		AccountID: m.AccountID, Kind: model.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
 		Key: billing.SMSSendKey(m.ID), JobKind: jobspec.SMSMessage, JobID: m.ID, Stage: "send",

@@ -51,7 +51,7 @@ var schemaResource = func() map[string]string {
 			"InsufficientBalanceDetails", "TooManyJobsDetails", "RateLimitedDetails", "InsufficientScopeDetails",
 			"InvalidScopeDetails", "ReasonDetails", "UnsupportedMediaTypeDetails", "JobNotDoneDetails", "FileTooLargeDetails", "PayloadTooLargeDetails",
 			"SenderNotOwnedDetails", "TemplateVariableMissingDetails", "BodyTooLongDetails", "CountryNotEnabledDetails",
-			"BatchTooLargeDetails", "SMSDailyQuotaExceededDetails", "VersionConflictDetails"},
+			"BatchTooLargeDetails", "SMSDailyQuotaExceededDetails", "VersionConflictDetails", "RecipientOptedOutDetails"},
 		"health":  {"Health", "ComponentHealth", "HealthUnhealthy", "HealthUnhealthyDetails"},
 		"keys":    {"Scope", "Tier", "ApiKey", "ApiKeyCreated", "CreateKeyRequest"},
 		"account": {"Profile", "RunningJobs", "RunningJob", "RunningJobRow", "RunningSMSBatchRow"},
@@ -63,12 +63,13 @@ var schemaResource = func() map[string]string {
 		"webhooks": {"EventType", "Webhook", "WebhookCreated", "CreateWebhookRequest", "WebhookAttempt", "WebhookDelivery",
 			"ReplayAccepted", "WebhookEvent", "TranscriptionDoneEvent", "TranscriptionFailedEvent", "SubtitlesDoneEvent",
 			"SubtitlesFailedEvent", "SubtitlesReburnedEvent", "SMSBatchCompletedEvent", "SMSMessageReceivedEvent",
-			"ConversationReadyEvent"},
+			"SMSOptOutChangedEvent", "ConversationReadyEvent"},
 		"notifications":     {"PushSubscription"},
 		"push subscription": {"PushSubscriptionRequest"},
 		"sms": {"SMSEncoding", "SMSStatus", "SMSRecipient", "SendSMSRequest", "SMSQuietHours", "SMSMessageSent", "SMSBatchAccepted",
 			"SMSSendResult", "SMSRecipientRow", "SMSBatchJob", "SMSThread", "SMSMessage", "SMSThreadPage",
-			"UpdateSMSThreadRequest", "ReplySMSThreadRequest"},
+			"UpdateSMSThreadRequest", "ReplySMSThreadRequest", "SMSThreadOptOut", "SMSOptOutSource", "SMSOptOut",
+			"SMSOptOutPage", "AddSMSOptOutsRequest", "SMSOptOutChange"},
 	} {
 		for _, n := range names {
 			m[n] = resource

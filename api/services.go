@@ -29,6 +29,9 @@ type SMSService interface {
 	Reply(ctx context.Context, req messaging.ReplyRequest) (messaging.Sent, error)
 	CarrierStatus(ctx context.Context, cb messaging.CarrierCallback) error
 	Receive(ctx context.Context, cb messaging.CarrierCallback) error
+	OptOuts(ctx context.Context, accountID string, f model.OptOutFilter) ([]messaging.OptOutView, error)
+	AddOptOuts(ctx context.Context, accountID string, phones []string, source string) ([]messaging.OptOutView, error)
+	RemoveOptOut(ctx context.Context, accountID, phone, source string) (messaging.OptOutChangeView, error)
 }
 
 // VoiceService is what the conversation handlers, the post-call hook and

@@ -171,6 +171,7 @@ const (
 	RANGENOTSATISFIABLE     ErrorCode = "RANGE_NOT_SATISFIABLE"
 	RATELIMITED             ErrorCode = "RATE_LIMITED"
 	REBURNINPROGRESS        ErrorCode = "REBURN_IN_PROGRESS"
+	RECIPIENTOPTEDOUT       ErrorCode = "RECIPIENT_OPTED_OUT"
 	SENDERNOTOWNED          ErrorCode = "SENDER_NOT_OWNED"
 	SERVICEUNAVAILABLE      ErrorCode = "SERVICE_UNAVAILABLE"
 	SMSDAILYQUOTAEXCEEDED   ErrorCode = "SMS_DAILY_QUOTA_EXCEEDED"
@@ -250,6 +251,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case REBURNINPROGRESS:
 		return true
+	case RECIPIENTOPTEDOUT:
+		return true
 	case SENDERNOTOWNED:
 		return true
 	case SERVICEUNAVAILABLE:
@@ -303,6 +306,7 @@ const (
 	EventTypeConversationReady   EventType = "conversation.ready"
 	EventTypeSmsBatchCompleted   EventType = "sms.batch.completed"
 	EventTypeSmsMessageReceived  EventType = "sms.message.received"
+	EventTypeSmsOptOutChanged    EventType = "sms.opt_out.changed"
 	EventTypeSubtitlesDone       EventType = "subtitles.done"
 	EventTypeSubtitlesFailed     EventType = "subtitles.failed"
 	EventTypeSubtitlesReburned   EventType = "subtitles.reburned"
@@ -318,6 +322,8 @@ func (e EventType) Valid() bool {
 	case EventTypeSmsBatchCompleted:
 		return true
 	case EventTypeSmsMessageReceived:
+		return true
+	case EventTypeSmsOptOutChanged:
 		return true
 	case EventTypeSubtitlesDone:
 		return true
@@ -592,11 +598,54 @@ func (e SMSMessageDirection) Valid() bool {
 	}
 }
 
+// Defines values for SMSMessageKind.
+const (
+	Auto     SMSMessageKind = "auto"
+	Standard SMSMessageKind = "standard"
+)
+
+// Valid indicates whether the value is a known member of the SMSMessageKind enum.
+func (e SMSMessageKind) Valid() bool {
+	switch e {
+	case Auto:
+		return true
+	case Standard:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SMSOptOutSource.
+const (
+	SMSOptOutSourceApi          SMSOptOutSource = "api"
+	SMSOptOutSourceCarrier21610 SMSOptOutSource = "carrier_21610"
+	SMSOptOutSourceConsole      SMSOptOutSource = "console"
+	SMSOptOutSourceKeyword      SMSOptOutSource = "keyword"
+)
+
+// Valid indicates whether the value is a known member of the SMSOptOutSource enum.
+func (e SMSOptOutSource) Valid() bool {
+	switch e {
+	case SMSOptOutSourceApi:
+		return true
+	case SMSOptOutSourceCarrier21610:
+		return true
+	case SMSOptOutSourceConsole:
+		return true
+	case SMSOptOutSourceKeyword:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SMSStatus.
 const (
 	SMSStatusCanceled    SMSStatus = "canceled"
 	SMSStatusDelivered   SMSStatus = "delivered"
 	SMSStatusFailed      SMSStatus = "failed"
+	SMSStatusOptedOut    SMSStatus = "opted_out"
 	SMSStatusQueued      SMSStatus = "queued"
 	SMSStatusReceived    SMSStatus = "received"
 	SMSStatusScheduled   SMSStatus = "scheduled"
@@ -614,6 +663,8 @@ func (e SMSStatus) Valid() bool {
 	case SMSStatusDelivered:
 		return true
 	case SMSStatusFailed:
+		return true
+	case SMSStatusOptedOut:
 		return true
 	case SMSStatusQueued:
 		return true
@@ -1408,6 +1459,51 @@ func (e CancelSMSMessage200JSONResponseBodyOk) Valid() bool {
 	}
 }
 
+// Defines values for ListSMSOptOuts200JSONResponseBodyOk.
+const (
+	ListSMSOptOuts200JSONResponseBodyOkTrue ListSMSOptOuts200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the ListSMSOptOuts200JSONResponseBodyOk enum.
+func (e ListSMSOptOuts200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case ListSMSOptOuts200JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AddSMSOptOuts201JSONResponseBodyOk.
+const (
+	AddSMSOptOuts201JSONResponseBodyOkTrue AddSMSOptOuts201JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the AddSMSOptOuts201JSONResponseBodyOk enum.
+func (e AddSMSOptOuts201JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case AddSMSOptOuts201JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteSMSOptOut200JSONResponseBodyOk.
+const (
+	DeleteSMSOptOut200JSONResponseBodyOkTrue DeleteSMSOptOut200JSONResponseBodyOk = true
+)
+
+// Valid indicates whether the value is a known member of the DeleteSMSOptOut200JSONResponseBodyOk enum.
+func (e DeleteSMSOptOut200JSONResponseBodyOk) Valid() bool {
+	switch e {
+	case DeleteSMSOptOut200JSONResponseBodyOkTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSMSThreads200JSONResponseBodyOk.
 const (
 	ListSMSThreads200JSONResponseBodyOkTrue ListSMSThreads200JSONResponseBodyOk = true
@@ -1858,6 +1954,21 @@ func (e SmsMessageReceivedJSONBodyType) Valid() bool {
 	}
 }
 
+// Defines values for SmsOptOutChangedJSONBodyType.
+const (
+	SmsOptOutChangedJSONBodyTypeSmsOptOutChanged SmsOptOutChangedJSONBodyType = "sms.opt_out.changed"
+)
+
+// Valid indicates whether the value is a known member of the SmsOptOutChangedJSONBodyType enum.
+func (e SmsOptOutChangedJSONBodyType) Valid() bool {
+	switch e {
+	case SmsOptOutChangedJSONBodyTypeSmsOptOutChanged:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubtitlesDoneJSONBodyType.
 const (
 	SubtitlesDoneJSONBodyTypeSubtitlesDone SubtitlesDoneJSONBodyType = "subtitles.done"
@@ -1943,6 +2054,15 @@ type Accepted struct {
 
 // AcceptedStatus queued for a new job; a replayed Idempotency-Key returns the first job's current status.
 type AcceptedStatus string
+
+// AddSMSOptOutsRequest defines model for AddSMSOptOutsRequest.
+type AddSMSOptOutsRequest struct {
+	// Phones E.164 numbers (1 to 1,000); an invalid one is 400 VALIDATION_ERROR naming phones[i].
+	Phones []string `json:"phones"`
+
+	// Source Default api; an older list may keep the source it recorded.
+	Source *SMSOptOutSource `json:"source,omitempty"`
+}
 
 // ApiKey An API key. A key is usable until revoked_at is set or expires_at passes; revoked and expired keys are still listed.
 type ApiKey struct {
@@ -2115,6 +2235,7 @@ type Error struct {
 	// - SMS_DAILY_QUOTA_EXCEEDED (429): the send would pass the daily SMS quota; details { used, limit, requested, country } (country null for a free account's total).
 	// - SMS_NOT_CONFIGURED (503): no SMS carrier is configured on this deployment.
 	// - BATCH_ALREADY_CONCLUDED (409): Cancel of an SMS batch that has already concluded, or of a single message already handed to the carrier.
+	// - RECIPIENT_OPTED_OUT (403): a single send or thread reply to a number that opted out of the account's messages (STOP, the carrier's 21610, or POST /sms/opt-outs); details { phone, since }. In a batch the recipient is kept with status opted_out instead.
 	Code ErrorCode `json:"code"`
 
 	// Details Structured, client-safe data whose shape depends on the code. Schema ErrorDetails holds every field any code sends; Error's allOf holds each code that carries details to its own schema: INSUFFICIENT_SCOPE { required }, VALIDATION_ERROR { field, reason } (PUT srt adds cue, line), INVALID_SCOPE { scope, reason }, INVALID_EXPIRY, URL_NOT_ALLOWED and CONFLICT { reason }, UNSUPPORTED_MEDIA_TYPE { contentType, expected }, JOB_NOT_DONE { status }, VERSION_CONFLICT { currentVersion }, FILE_TOO_LARGE { maxMb }, PAYLOAD_TOO_LARGE { maxBytes }, INSUFFICIENT_BALANCE { requiredUsd, balanceUsd } (numbers), RATE_LIMITED { retryAfterSec }, TOO_MANY_JOBS { inFlight, limit, scope? }, SENDER_NOT_OWNED { from }, TEMPLATE_VARIABLE_MISSING { recipientIndex, phone, variable }, BODY_TOO_LONG { recipientIndex, length, max }, COUNTRY_NOT_ENABLED { country, recipientIndex, phone }, BATCH_TOO_LARGE { max }, SMS_DAILY_QUOTA_EXCEEDED { used, limit, requested, country }; SERVICE_UNAVAILABLE from GET /health: HealthUnhealthyDetails. Other codes carry none.
@@ -2173,6 +2294,7 @@ type Error struct {
 // - SMS_DAILY_QUOTA_EXCEEDED (429): the send would pass the daily SMS quota; details { used, limit, requested, country } (country null for a free account's total).
 // - SMS_NOT_CONFIGURED (503): no SMS carrier is configured on this deployment.
 // - BATCH_ALREADY_CONCLUDED (409): Cancel of an SMS batch that has already concluded, or of a single message already handed to the carrier.
+// - RECIPIENT_OPTED_OUT (403): a single send or thread reply to a number that opted out of the account's messages (STOP, the carrier's 21610, or POST /sms/opt-outs); details { phone, since }. In a batch the recipient is kept with status opted_out instead.
 type ErrorCode string
 
 // ErrorDetails Every field any error code's details carry (see Error.details for which code sends which); all optional here, each code's own schema (Error's allOf) says which it requires.
@@ -2218,6 +2340,9 @@ type ErrorDetails struct {
 	// Scope INVALID_SCOPE: the refused scope; TOO_MANY_JOBS: platform when the platform-wide cap was hit.
 	Scope *string `json:"scope,omitempty"`
 
+	// Since RECIPIENT_OPTED_OUT: when the number opted out.
+	Since *time.Time `json:"since,omitempty"`
+
 	// Status JOB_NOT_DONE: the job's status now; SERVICE_UNAVAILABLE from GET /health: unhealthy.
 	Status    *string    `json:"status,omitempty"`
 	Time      *time.Time `json:"time,omitempty"`
@@ -2241,7 +2366,7 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeOk defines model for ErrorEnvelope.Ok.
 type ErrorEnvelopeOk bool
 
-// EventType transcription.* and subtitles.done/failed: a job reached its final state (a canceled job is failed). subtitles.reburned: a re-burn ended, successfully or not (data.last_reburn_error says why it failed; the previous video stays). sms.batch.completed, sms.message.received, conversation.ready: raised by the SMS and voice features.
+// EventType transcription.* and subtitles.done/failed: a job reached its final state (a canceled job is failed). subtitles.reburned: a re-burn ended, successfully or not (data.last_reburn_error says why it failed; the previous video stays). sms.batch.completed, sms.message.received, sms.opt_out.changed, conversation.ready: raised by the SMS and voice features (sms.opt_out.changed: a number opted out of the account's messages or back in, by keyword, the carrier's 21610, the API or the console).
 type EventType string
 
 // FormBoolean Boolean as a form field (Go strconv.ParseBool forms such as 1/0 are accepted too).
@@ -2453,13 +2578,16 @@ type RunningSMSBatchRowStatus string
 type SMSBatchAccepted struct {
 	EstimatedCostUsd float64 `json:"estimatedCostUsd"`
 
-	// EstimatedPriceUsd Reserved against the balance at admission and released as messages are charged or fail.
+	// EstimatedPriceUsd Reserved against the balance at admission and released as messages are charged or fail. Opted-out recipients are not priced.
 	EstimatedPriceUsd float64 `json:"estimatedPriceUsd"`
 
 	// JobId Poll GET /sms/jobs/{jobId} (every 2 s is plenty).
 	JobId int64 `json:"jobId"`
 
-	// PerCountry Recipients per destination country.
+	// OptedOutCount Recipients who had opted out: kept in the batch with status opted_out, not priced, not reserved, outside the quota.
+	OptedOutCount int64 `json:"optedOutCount"`
+
+	// PerCountry Recipients to be sent per destination country (opted-out ones left out).
 	PerCountry     map[string]int64 `json:"perCountry"`
 	RecipientCount int64            `json:"recipientCount"`
 
@@ -2489,6 +2617,9 @@ type SMSBatchJob struct {
 	// NextSendAt The earliest notBefore of a scheduled or waiting recipient: when the next of them goes. Null when none is.
 	NextSendAt *time.Time `json:"nextSendAt"`
 
+	// OptedOutCount Recipients refused for an opt-out (status opted_out), at admission or right before their send; not in failedCount.
+	OptedOutCount int64 `json:"optedOutCount"`
+
 	// QuietHours The quiet hours the batch keeps; null: none.
 	QuietHours *SMSQuietHours    `json:"quietHours"`
 	Recipients []SMSRecipientRow `json:"recipients"`
@@ -2500,7 +2631,7 @@ type SMSBatchJob struct {
 	SentCount int64      `json:"sentCount"`
 	StartedAt *time.Time `json:"startedAt"`
 
-	// Status scheduled: waiting for sendAt; completed: every recipient not canceled was sent or delivered; partial: some failed or undelivered; failed: all that were not canceled; canceled: canceled before any recipient reached the carrier. Recomputed when a delivery outcome arrives after completion.
+	// Status scheduled: waiting for sendAt; completed: every recipient neither canceled nor opted out was sent or delivered; partial: some failed or undelivered; failed: all that were neither canceled nor opted out; canceled: canceled before any recipient reached the carrier. Recomputed when a delivery outcome arrives after completion.
 	Status          SMSBatchJobStatus `json:"status"`
 	TotalCostUsd    float64           `json:"totalCostUsd"`
 	TotalPriceUsd   float64           `json:"totalPriceUsd"`
@@ -2513,7 +2644,7 @@ type SMSBatchJob struct {
 	WaitingUntil *time.Time `json:"waitingUntil"`
 }
 
-// SMSBatchJobStatus scheduled: waiting for sendAt; completed: every recipient not canceled was sent or delivered; partial: some failed or undelivered; failed: all that were not canceled; canceled: canceled before any recipient reached the carrier. Recomputed when a delivery outcome arrives after completion.
+// SMSBatchJobStatus scheduled: waiting for sendAt; completed: every recipient neither canceled nor opted out was sent or delivered; partial: some failed or undelivered; failed: all that were neither canceled nor opted out; canceled: canceled before any recipient reached the carrier. Recomputed when a delivery outcome arrives after completion.
 type SMSBatchJobStatus string
 
 // SMSEncoding gsm7 when every character is in the GSM 03.38 default alphabet or its extension table (extension characters ^ { } \ [ ] ~ | € and form feed count two septets); otherwise ucs2 (UTF-16 code units, a character outside the BMP counts two). Hebrew and Arabic are always ucs2.
@@ -2531,11 +2662,14 @@ type SMSMessage struct {
 	// Encoding gsm7 when every character is in the GSM 03.38 default alphabet or its extension table (extension characters ^ { } \ [ ] ~ | € and form feed count two septets); otherwise ucs2 (UTF-16 code units, a character outside the BMP counts two). Hebrew and Arabic are always ucs2.
 	Encoding SMSEncoding `json:"encoding"`
 
-	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211, 30003), or CARRIER_UNAVAILABLE; 20404 when the carrier no longer has a message it accepted: settled undelivered, its charge stands.
+	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211, 30003; 21610 when the recipient blocked the sender at the carrier, which also opts the number out), or CARRIER_UNAVAILABLE; RECIPIENT_OPTED_OUT for a message refused for an opt-out (status opted_out); 20404 when the carrier no longer has a message it accepted: settled undelivered, its charge stands.
 	ErrorCode    *string `json:"errorCode"`
 	ErrorMessage *string `json:"errorMessage"`
 	From         string  `json:"from"`
 	Id           int64   `json:"id"`
+
+	// Kind standard: a message of the account (a send, a batch recipient, a reply) or an inbound one; auto: Parley's own answer to a keyword (STOP, START, HELP and the account's own), sent free from the number that received the keyword, outside quotas.
+	Kind SMSMessageKind `json:"kind"`
 
 	// PriceUsd What the account was charged; 0 for inbound messages, and until the carrier accepts an outbound one.
 	PriceUsd float64 `json:"priceUsd"`
@@ -2544,7 +2678,7 @@ type SMSMessage struct {
 	// SentAt When the carrier accepted an outbound message; null for inbound ones.
 	SentAt *time.Time `json:"sentAt"`
 
-	// Status Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead; inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
+	// Status Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead, or opted_out (refused before the carrier because the recipient opted out of the account's messages: final, never charged, errorCode RECIPIENT_OPTED_OUT); inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
 	Status   SMSStatus `json:"status"`
 	ThreadId int64     `json:"threadId"`
 	To       string    `json:"to"`
@@ -2556,6 +2690,9 @@ type SMSMessage struct {
 // SMSMessageDirection defines model for SMSMessage.Direction.
 type SMSMessageDirection string
 
+// SMSMessageKind standard: a message of the account (a send, a batch recipient, a reply) or an inbound one; auto: Parley's own answer to a keyword (STOP, START, HELP and the account's own), sent free from the number that received the keyword, outside quotas.
+type SMSMessageKind string
+
 // SMSMessageSent defines model for SMSMessageSent.
 type SMSMessageSent struct {
 	// CostUsd What the message cost the platform; 0 until the carrier accepted it and for a refused message.
@@ -2565,7 +2702,7 @@ type SMSMessageSent struct {
 	// Encoding gsm7 when every character is in the GSM 03.38 default alphabet or its extension table (extension characters ^ { } \ [ ] ~ | € and form feed count two septets); otherwise ucs2 (UTF-16 code units, a character outside the BMP counts two). Hebrew and Arabic are always ucs2.
 	Encoding SMSEncoding `json:"encoding"`
 
-	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211 invalid number, 30003 unreachable handset), or CARRIER_UNAVAILABLE; 20404 when the carrier no longer has a message it accepted (deleted by the carrier account's owner): settled undelivered, its charge stands. SMS_DAILY_QUOTA_EXCEEDED when a scheduled send started past the daily quota; QUIET_HOURS_NEVER_OPEN when the number's time zones share no hour outside the quiet hours.
+	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211 invalid number, 30003 unreachable handset; 21610 when the recipient blocked the sender at the carrier, which also opts the number out), or CARRIER_UNAVAILABLE; RECIPIENT_OPTED_OUT for a message refused for an opt-out (status opted_out); 20404 when the carrier no longer has a message it accepted (deleted by the carrier account's owner): settled undelivered, its charge stands. SMS_DAILY_QUOTA_EXCEEDED when a scheduled send started past the daily quota; QUIET_HOURS_NEVER_OPEN when the number's time zones share no hour outside the quiet hours.
 	ErrorCode    *string `json:"errorCode"`
 	ErrorMessage *string `json:"errorMessage"`
 	MessageId    int64   `json:"messageId"`
@@ -2577,7 +2714,7 @@ type SMSMessageSent struct {
 	PriceUsd float64 `json:"priceUsd"`
 	Segments int64   `json:"segments"`
 
-	// Status Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead; inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
+	// Status Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead, or opted_out (refused before the carrier because the recipient opted out of the account's messages: final, never charged, errorCode RECIPIENT_OPTED_OUT); inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
 	Status SMSStatus `json:"status"`
 
 	// ThreadId The thread of (from, to), created on first use.
@@ -2587,6 +2724,42 @@ type SMSMessageSent struct {
 	// UpstreamMessageId The carrier's message id, once accepted.
 	UpstreamMessageId *string `json:"upstreamMessageId"`
 }
+
+// SMSOptOut defines model for SMSOptOut.
+type SMSOptOut struct {
+	// MessageId The message that caused it: the inbound keyword, or the send the carrier refused with 21610; null for one added through the API or the console.
+	MessageId *int64 `json:"messageId"`
+
+	// Phone E.164.
+	Phone string    `json:"phone"`
+	Since time.Time `json:"since"`
+
+	// Source keyword: the number texted an opt-out keyword; carrier_21610: the carrier refused a send with 21610 (the number blocked the sender there); api: POST /sms/opt-outs; console: added in the web console.
+	Source SMSOptOutSource `json:"source"`
+}
+
+// SMSOptOutChange defines model for SMSOptOutChange.
+type SMSOptOutChange struct {
+	ChangedAt time.Time `json:"changedAt"`
+
+	// MessageId The message that caused the change (an inbound keyword, a send refused with 21610); null for the API and the console.
+	MessageId *int64 `json:"messageId"`
+
+	// OptedOut true: the number opted out; false: it opted back in (START, DELETE /sms/opt-outs/{phone}).
+	OptedOut bool   `json:"optedOut"`
+	Phone    string `json:"phone"`
+
+	// Source keyword: the number texted an opt-out keyword; carrier_21610: the carrier refused a send with 21610 (the number blocked the sender there); api: POST /sms/opt-outs; console: added in the web console.
+	Source SMSOptOutSource `json:"source"`
+}
+
+// SMSOptOutPage defines model for SMSOptOutPage.
+type SMSOptOutPage struct {
+	OptOuts []SMSOptOut `json:"optOuts"`
+}
+
+// SMSOptOutSource keyword: the number texted an opt-out keyword; carrier_21610: the carrier refused a send with 21610 (the number blocked the sender there); api: POST /sms/opt-outs; console: added in the web console.
+type SMSOptOutSource string
 
 // SMSQuietHours A daily window in each recipient's local time (from the number's time zones) in which nothing is sent to them.
 type SMSQuietHours struct {
@@ -2616,7 +2789,7 @@ type SMSRecipientRow struct {
 	// Encoding gsm7 when every character is in the GSM 03.38 default alphabet or its extension table (extension characters ^ { } \ [ ] ~ | € and form feed count two septets); otherwise ucs2 (UTF-16 code units, a character outside the BMP counts two). Hebrew and Arabic are always ucs2.
 	Encoding SMSEncoding `json:"encoding"`
 
-	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211, 30003), or CARRIER_UNAVAILABLE; 20404 when the carrier no longer has a message it accepted: settled undelivered, its charge stands. SMS_DAILY_QUOTA_EXCEEDED when a scheduled batch started past the daily quota; QUIET_HOURS_NEVER_OPEN when the number's time zones share no hour outside the quiet hours.
+	// ErrorCode The carrier's error code of a refused or undelivered message (Twilio's, e.g. 21211, 30003; 21610 when the recipient blocked the sender at the carrier, which also opts the number out), or CARRIER_UNAVAILABLE; RECIPIENT_OPTED_OUT for a message refused for an opt-out (status opted_out); 20404 when the carrier no longer has a message it accepted: settled undelivered, its charge stands. SMS_DAILY_QUOTA_EXCEEDED when a scheduled batch started past the daily quota; QUIET_HOURS_NEVER_OPEN when the number's time zones share no hour outside the quiet hours.
 	ErrorCode    *string `json:"errorCode"`
 	ErrorMessage *string `json:"errorMessage"`
 
@@ -2630,7 +2803,7 @@ type SMSRecipientRow struct {
 	PriceUsd float64 `json:"priceUsd"`
 	Segments int64   `json:"segments"`
 
-	// Status Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead; inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
+	// Status Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead, or opted_out (refused before the carrier because the recipient opted out of the account's messages: final, never charged, errorCode RECIPIENT_OPTED_OUT); inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
 	Status SMSStatus `json:"status"`
 	To     string    `json:"to"`
 }
@@ -2640,7 +2813,7 @@ type SMSSendResult struct {
 	union json.RawMessage
 }
 
-// SMSStatus Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead; inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
+// SMSStatus Outbound: [scheduled ->] [waiting ->] queued -> sending -> sent -> delivered | undelivered | failed; a message not yet handed to the carrier may end canceled instead, or opted_out (refused before the carrier because the recipient opted out of the account's messages: final, never charged, errorCode RECIPIENT_OPTED_OUT); inbound: received. scheduled: admitted for a later sendAt; waiting: inside its recipient's quiet hours until notBefore. Statuses only move forward: a late or repeated carrier callback never moves a message back.
 type SMSStatus string
 
 // SMSThread defines model for SMSThread.
@@ -2652,6 +2825,9 @@ type SMSThread struct {
 	Id            int64     `json:"id"`
 	LastMessageAt time.Time `json:"lastMessageAt"`
 
+	// OptOut The remote number's opt-out of the account (across all its numbers); null while it may be texted.
+	OptOut *SMSThreadOptOut `json:"optOut"`
+
 	// OwnedNumber The account's number, E.164.
 	OwnedNumber       string  `json:"ownedNumber"`
 	OwnedNumberId     int64   `json:"ownedNumberId"`
@@ -2662,6 +2838,14 @@ type SMSThread struct {
 
 	// UnreadCount Inbound messages since the thread was last marked read.
 	UnreadCount int64 `json:"unreadCount"`
+}
+
+// SMSThreadOptOut defines model for SMSThreadOptOut.
+type SMSThreadOptOut struct {
+	Since time.Time `json:"since"`
+
+	// Source keyword: the number texted an opt-out keyword; carrier_21610: the carrier refused a send with 21610 (the number blocked the sender there); api: POST /sms/opt-outs; console: added in the web console.
+	Source SMSOptOutSource `json:"source"`
 }
 
 // SMSThreadPage defines model for SMSThreadPage.
@@ -3312,7 +3496,7 @@ type WebhookDelivery struct {
 	// EventId The event id: the payload's id and every attempt's webhook-id.
 	EventId string `json:"event_id"`
 
-	// EventType transcription.* and subtitles.done/failed: a job reached its final state (a canceled job is failed). subtitles.reburned: a re-burn ended, successfully or not (data.last_reburn_error says why it failed; the previous video stays). sms.batch.completed, sms.message.received, conversation.ready: raised by the SMS and voice features.
+	// EventType transcription.* and subtitles.done/failed: a job reached its final state (a canceled job is failed). subtitles.reburned: a re-burn ended, successfully or not (data.last_reburn_error says why it failed; the previous video stays). sms.batch.completed, sms.message.received, sms.opt_out.changed, conversation.ready: raised by the SMS and voice features (sms.opt_out.changed: a number opted out of the account's messages or back in, by keyword, the carrier's 21610, the API or the console).
 	EventType EventType `json:"event_type"`
 
 	// Id Delivery id, for replay.
@@ -3605,6 +3789,51 @@ type CancelSMSMessageParams struct {
 
 // CancelSMSMessage200JSONResponseBodyOk defines parameters for CancelSMSMessage.
 type CancelSMSMessage200JSONResponseBodyOk bool
+
+// ListSMSOptOutsParams defines parameters for ListSMSOptOuts.
+type ListSMSOptOutsParams struct {
+	// Limit 1 to 200, default 50.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Rows to skip, default 0.
+	Offset *int64 `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Phone Only this number (E.164; an invalid one is 400 VALIDATION_ERROR). A leading + sent unencoded, which a query string reads as a space, is taken as the +.
+	Phone *string `form:"phone,omitempty" json:"phone,omitempty"`
+
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// ListSMSOptOuts200JSONResponseBodyOk defines parameters for ListSMSOptOuts.
+type ListSMSOptOuts200JSONResponseBodyOk bool
+
+// AddSMSOptOutsParams defines parameters for AddSMSOptOuts.
+type AddSMSOptOutsParams struct {
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// AddSMSOptOuts201JSONResponseBodyOk defines parameters for AddSMSOptOuts.
+type AddSMSOptOuts201JSONResponseBodyOk bool
+
+// DeleteSMSOptOutParams defines parameters for DeleteSMSOptOut.
+type DeleteSMSOptOutParams struct {
+	// AcceptLanguage Language of error.message; the account's locale when absent. error.messageEn is always English.
+	AcceptLanguage *AcceptLanguage `json:"Accept-Language,omitempty"`
+
+	// XRequestId Client correlation id (1-128 printable ASCII, no spaces); echoed as requestId and the X-Request-Id response header. Generated when absent or invalid.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// DeleteSMSOptOut200JSONResponseBodyOk defines parameters for DeleteSMSOptOut.
+type DeleteSMSOptOut200JSONResponseBodyOk bool
 
 // ListSMSThreadsParams defines parameters for ListSMSThreads.
 type ListSMSThreadsParams struct {
@@ -4040,6 +4269,19 @@ type SmsMessageReceivedJSONBody struct {
 // SmsMessageReceivedJSONBodyType defines parameters for SmsMessageReceived.
 type SmsMessageReceivedJSONBodyType string
 
+// SmsOptOutChangedJSONBody defines parameters for SmsOptOutChanged.
+type SmsOptOutChangedJSONBody struct {
+	CreatedAt time.Time       `json:"created_at"`
+	Data      SMSOptOutChange `json:"data"`
+
+	// Id Event id, stable across retries and replays; equal to the webhook-id header. Deduplicate on it.
+	Id   string                       `json:"id"`
+	Type SmsOptOutChangedJSONBodyType `json:"type"`
+}
+
+// SmsOptOutChangedJSONBodyType defines parameters for SmsOptOutChanged.
+type SmsOptOutChangedJSONBodyType string
+
 // SubtitlesDoneJSONBody defines parameters for SubtitlesDone.
 type SubtitlesDoneJSONBody struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -4124,6 +4366,9 @@ type CreatePushSubscriptionJSONRequestBody = PushSubscriptionRequest
 // SendSMSJSONRequestBody defines body for SendSMS for application/json ContentType.
 type SendSMSJSONRequestBody = SendSMSRequest
 
+// AddSMSOptOutsJSONRequestBody defines body for AddSMSOptOuts for application/json ContentType.
+type AddSMSOptOutsJSONRequestBody = AddSMSOptOutsRequest
+
 // UpdateSMSThreadJSONRequestBody defines body for UpdateSMSThread for application/json ContentType.
 type UpdateSMSThreadJSONRequestBody = UpdateSMSThreadRequest
 
@@ -4159,6 +4404,9 @@ type SmsBatchCompletedJSONRequestBody SmsBatchCompletedJSONBody
 
 // SmsMessageReceivedJSONRequestBody defines body for SmsMessageReceived for application/json ContentType.
 type SmsMessageReceivedJSONRequestBody SmsMessageReceivedJSONBody
+
+// SmsOptOutChangedJSONRequestBody defines body for SmsOptOutChanged for application/json ContentType.
+type SmsOptOutChangedJSONRequestBody SmsOptOutChangedJSONBody
 
 // SubtitlesDoneJSONRequestBody defines body for SubtitlesDone for application/json ContentType.
 type SubtitlesDoneJSONRequestBody SubtitlesDoneJSONBody
@@ -4734,6 +4982,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/sms/messages/{id}/cancel (the `CancelSMSMessage` operationId).
 	CancelSMSMessage(ctx context.Context, id int64, params *CancelSMSMessageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSMSOptOuts List the numbers that opted out
+	//
+	// Required scope: `sms:read`.
+	//
+	// The remote numbers that opted out of the account's messages, newest first (since desc, then phone). An opt-out holds for every number of the account: STOP to one of them stops all. Nothing is sent to an opted-out number but the confirmation of its opt-out: a single send or reply answers 403 RECIPIENT_OPTED_OUT, a batch keeps the recipient as opted_out, and a notification by SMS is skipped.
+	//
+	// Corresponds with GET /api/v1/sms/opt-outs (the `ListSMSOptOuts` operationId).
+	ListSMSOptOuts(ctx context.Context, params *ListSMSOptOutsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddSMSOptOutsWithBody Opt numbers out
+	//
+	// Required scope: `sms:send`.
+	//
+	// Opts numbers out of the account's messages, e.g. from an older list, with a source (default api). A number already opted out keeps its opt-out as it was. Each number opted out by the call raises sms.opt_out.changed. Answers every listed number's opt-out as it is now, in the order given.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/sms/opt-outs (the `AddSMSOptOuts` operationId).
+	AddSMSOptOutsWithBody(ctx context.Context, params *AddSMSOptOutsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddSMSOptOuts Opt numbers out
+	//
+	// Required scope: `sms:send`.
+	//
+	// Opts numbers out of the account's messages, e.g. from an older list, with a source (default api). A number already opted out keeps its opt-out as it was. Each number opted out by the call raises sms.opt_out.changed. Answers every listed number's opt-out as it is now, in the order given.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/sms/opt-outs (the `AddSMSOptOuts` operationId).
+	AddSMSOptOuts(ctx context.Context, params *AddSMSOptOutsParams, body AddSMSOptOutsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSMSOptOut Opt a number back in
+	//
+	// Required scope: `sms:send`.
+	//
+	// Removes the number's opt-out (source api), as its START would; raises sms.opt_out.changed.
+	//
+	// Corresponds with DELETE /api/v1/sms/opt-outs/{phone} (the `DeleteSMSOptOut` operationId).
+	DeleteSMSOptOut(ctx context.Context, phone string, params *DeleteSMSOptOutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSMSThreads List SMS conversation threads
 	//
@@ -5558,6 +5846,86 @@ func (c *Client) ListSMSMessages(ctx context.Context, params *ListSMSMessagesPar
 // Corresponds with POST /api/v1/sms/messages/{id}/cancel (the `CancelSMSMessage` operationId).
 func (c *Client) CancelSMSMessage(ctx context.Context, id int64, params *CancelSMSMessageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelSMSMessageRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSMSOptOuts List the numbers that opted out
+//
+// Required scope: `sms:read`.
+//
+// The remote numbers that opted out of the account's messages, newest first (since desc, then phone). An opt-out holds for every number of the account: STOP to one of them stops all. Nothing is sent to an opted-out number but the confirmation of its opt-out: a single send or reply answers 403 RECIPIENT_OPTED_OUT, a batch keeps the recipient as opted_out, and a notification by SMS is skipped.
+//
+// Corresponds with GET /api/v1/sms/opt-outs (the `ListSMSOptOuts` operationId).
+func (c *Client) ListSMSOptOuts(ctx context.Context, params *ListSMSOptOutsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSMSOptOutsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddSMSOptOutsWithBody Opt numbers out
+//
+// Required scope: `sms:send`.
+//
+// Opts numbers out of the account's messages, e.g. from an older list, with a source (default api). A number already opted out keeps its opt-out as it was. Each number opted out by the call raises sms.opt_out.changed. Answers every listed number's opt-out as it is now, in the order given.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/sms/opt-outs (the `AddSMSOptOuts` operationId).
+func (c *Client) AddSMSOptOutsWithBody(ctx context.Context, params *AddSMSOptOutsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddSMSOptOutsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddSMSOptOuts Opt numbers out
+//
+// Required scope: `sms:send`.
+//
+// Opts numbers out of the account's messages, e.g. from an older list, with a source (default api). A number already opted out keeps its opt-out as it was. Each number opted out by the call raises sms.opt_out.changed. Answers every listed number's opt-out as it is now, in the order given.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/sms/opt-outs (the `AddSMSOptOuts` operationId).
+func (c *Client) AddSMSOptOuts(ctx context.Context, params *AddSMSOptOutsParams, body AddSMSOptOutsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddSMSOptOutsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSMSOptOut Opt a number back in
+//
+// Required scope: `sms:send`.
+//
+// Removes the number's opt-out (source api), as its START would; raises sms.opt_out.changed.
+//
+// Corresponds with DELETE /api/v1/sms/opt-outs/{phone} (the `DeleteSMSOptOut` operationId).
+func (c *Client) DeleteSMSOptOut(ctx context.Context, phone string, params *DeleteSMSOptOutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSMSOptOutRequest(c.Server, phone, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7410,6 +7778,236 @@ func NewCancelSMSMessageRequest(server string, id int64, params *CancelSMSMessag
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListSMSOptOutsRequest constructs an http.Request for the ListSMSOptOuts method
+func NewListSMSOptOutsRequest(server string, params *ListSMSOptOutsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sms/opt-outs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Phone != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", *params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAddSMSOptOutsRequest calls the generic AddSMSOptOuts builder with application/json body
+func NewAddSMSOptOutsRequest(server string, params *AddSMSOptOutsParams, body AddSMSOptOutsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddSMSOptOutsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewAddSMSOptOutsRequestWithBody constructs an http.Request for the AddSMSOptOuts method, with any body, and a specified content type
+func NewAddSMSOptOutsRequestWithBody(server string, params *AddSMSOptOutsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sms/opt-outs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AcceptLanguage != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Language", *params.AcceptLanguage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Language", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteSMSOptOutRequest constructs an http.Request for the DeleteSMSOptOut method
+func NewDeleteSMSOptOutRequest(server string, phone string, params *DeleteSMSOptOutParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "phone", phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sms/opt-outs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -9758,6 +10356,50 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/sms/messages/{id}/cancel (the `CancelSMSMessage` operationId).
 	CancelSMSMessageWithResponse(ctx context.Context, id int64, params *CancelSMSMessageParams, reqEditors ...RequestEditorFn) (*CancelSMSMessageResponse, error)
+
+	// ListSMSOptOutsWithResponse List the numbers that opted out
+	//
+	// Required scope: `sms:read`.
+	//
+	// The remote numbers that opted out of the account's messages, newest first (since desc, then phone). An opt-out holds for every number of the account: STOP to one of them stops all. Nothing is sent to an opted-out number but the confirmation of its opt-out: a single send or reply answers 403 RECIPIENT_OPTED_OUT, a batch keeps the recipient as opted_out, and a notification by SMS is skipped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/sms/opt-outs (the `ListSMSOptOuts` operationId).
+	ListSMSOptOutsWithResponse(ctx context.Context, params *ListSMSOptOutsParams, reqEditors ...RequestEditorFn) (*ListSMSOptOutsResponse, error)
+
+	// AddSMSOptOutsWithBodyWithResponse Opt numbers out
+	//
+	// Required scope: `sms:send`.
+	//
+	// Opts numbers out of the account's messages, e.g. from an older list, with a source (default api). A number already opted out keeps its opt-out as it was. Each number opted out by the call raises sms.opt_out.changed. Answers every listed number's opt-out as it is now, in the order given.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sms/opt-outs (the `AddSMSOptOuts` operationId).
+	AddSMSOptOutsWithBodyWithResponse(ctx context.Context, params *AddSMSOptOutsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddSMSOptOutsResponse, error)
+
+	// AddSMSOptOutsWithResponse Opt numbers out
+	//
+	// Required scope: `sms:send`.
+	//
+	// Opts numbers out of the account's messages, e.g. from an older list, with a source (default api). A number already opted out keeps its opt-out as it was. Each number opted out by the call raises sms.opt_out.changed. Answers every listed number's opt-out as it is now, in the order given.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sms/opt-outs (the `AddSMSOptOuts` operationId).
+	AddSMSOptOutsWithResponse(ctx context.Context, params *AddSMSOptOutsParams, body AddSMSOptOutsJSONRequestBody, reqEditors ...RequestEditorFn) (*AddSMSOptOutsResponse, error)
+
+	// DeleteSMSOptOutWithResponse Opt a number back in
+	//
+	// Required scope: `sms:send`.
+	//
+	// Removes the number's opt-out (source api), as its START would; raises sms.opt_out.changed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/sms/opt-outs/{phone} (the `DeleteSMSOptOut` operationId).
+	DeleteSMSOptOutWithResponse(ctx context.Context, phone string, params *DeleteSMSOptOutParams, reqEditors ...RequestEditorFn) (*DeleteSMSOptOutResponse, error)
 
 	// ListSMSThreadsWithResponse List SMS conversation threads
 	//
@@ -12873,6 +13515,489 @@ func (r CancelSMSMessageResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CancelSMSMessageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSMSOptOutsResponse200Headers the declared response headers of an HTTP 200 response for ListSMSOptOuts
+type ListSMSOptOutsResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListSMSOptOutsResponse400Headers the declared response headers of an HTTP 400 response for ListSMSOptOuts
+type ListSMSOptOutsResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListSMSOptOutsResponse401Headers the declared response headers of an HTTP 401 response for ListSMSOptOuts
+type ListSMSOptOutsResponse401Headers struct {
+	XRequestId *string
+}
+
+// ListSMSOptOutsResponse403Headers the declared response headers of an HTTP 403 response for ListSMSOptOuts
+type ListSMSOptOutsResponse403Headers struct {
+	XRequestId *string
+}
+
+// ListSMSOptOutsResponse429Headers the declared response headers of an HTTP 429 response for ListSMSOptOuts
+type ListSMSOptOutsResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// ListSMSOptOutsResponse500Headers the declared response headers of an HTTP 500 response for ListSMSOptOuts
+type ListSMSOptOutsResponse500Headers struct {
+	XRequestId *string
+}
+
+// ListSMSOptOutsResponse503Headers the declared response headers of an HTTP 503 response for ListSMSOptOuts
+type ListSMSOptOutsResponse503Headers struct {
+	XRequestId *string
+}
+
+type ListSMSOptOutsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data  SMSOptOutPage                       `json:"data"`
+		Error *Error                              `json:"error,omitempty"`
+		Ok    ListSMSOptOuts200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorEnvelope
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSMSOptOutsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSMSOptOutsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSMSOptOutsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSMSOptOutsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSMSOptOutsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListSMSOptOutsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSMSOptOutsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSMSOptOutsResponse) GetJSON200() *struct {
+	Data  SMSOptOutPage                       `json:"data"`
+	Error *Error                              `json:"error,omitempty"`
+	Ok    ListSMSOptOuts200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSMSOptOutsResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSMSOptOutsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSMSOptOutsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListSMSOptOutsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSMSOptOutsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSMSOptOutsResponse) GetJSON503() *ErrorEnvelope {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSMSOptOutsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSMSOptOutsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSMSOptOutsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSMSOptOutsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AddSMSOptOutsResponse201Headers the declared response headers of an HTTP 201 response for AddSMSOptOuts
+type AddSMSOptOutsResponse201Headers struct {
+	XRequestId *string
+}
+
+// AddSMSOptOutsResponse400Headers the declared response headers of an HTTP 400 response for AddSMSOptOuts
+type AddSMSOptOutsResponse400Headers struct {
+	XRequestId *string
+}
+
+// AddSMSOptOutsResponse401Headers the declared response headers of an HTTP 401 response for AddSMSOptOuts
+type AddSMSOptOutsResponse401Headers struct {
+	XRequestId *string
+}
+
+// AddSMSOptOutsResponse403Headers the declared response headers of an HTTP 403 response for AddSMSOptOuts
+type AddSMSOptOutsResponse403Headers struct {
+	XRequestId *string
+}
+
+// AddSMSOptOutsResponse413Headers the declared response headers of an HTTP 413 response for AddSMSOptOuts
+type AddSMSOptOutsResponse413Headers struct {
+	XRequestId *string
+}
+
+// AddSMSOptOutsResponse415Headers the declared response headers of an HTTP 415 response for AddSMSOptOuts
+type AddSMSOptOutsResponse415Headers struct {
+	XRequestId *string
+}
+
+// AddSMSOptOutsResponse429Headers the declared response headers of an HTTP 429 response for AddSMSOptOuts
+type AddSMSOptOutsResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// AddSMSOptOutsResponse500Headers the declared response headers of an HTTP 500 response for AddSMSOptOuts
+type AddSMSOptOutsResponse500Headers struct {
+	XRequestId *string
+}
+
+// AddSMSOptOutsResponse503Headers the declared response headers of an HTTP 503 response for AddSMSOptOuts
+type AddSMSOptOutsResponse503Headers struct {
+	XRequestId *string
+}
+
+type AddSMSOptOutsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		Data  SMSOptOutPage                      `json:"data"`
+		Error *Error                             `json:"error,omitempty"`
+		Ok    AddSMSOptOuts201JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorEnvelope
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ErrorEnvelope
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorEnvelope
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *AddSMSOptOutsResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AddSMSOptOutsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AddSMSOptOutsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AddSMSOptOutsResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AddSMSOptOutsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *AddSMSOptOutsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AddSMSOptOutsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AddSMSOptOutsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddSMSOptOutsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON201() *struct {
+	Data  SMSOptOutPage                      `json:"data"`
+	Error *Error                             `json:"error,omitempty"`
+	Ok    AddSMSOptOuts201JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON413() *ErrorEnvelope {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON415() *ErrorEnvelope {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AddSMSOptOutsResponse) GetJSON503() *ErrorEnvelope {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AddSMSOptOutsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddSMSOptOutsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddSMSOptOutsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddSMSOptOutsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteSMSOptOutResponse200Headers the declared response headers of an HTTP 200 response for DeleteSMSOptOut
+type DeleteSMSOptOutResponse200Headers struct {
+	XRequestId *string
+}
+
+// DeleteSMSOptOutResponse400Headers the declared response headers of an HTTP 400 response for DeleteSMSOptOut
+type DeleteSMSOptOutResponse400Headers struct {
+	XRequestId *string
+}
+
+// DeleteSMSOptOutResponse401Headers the declared response headers of an HTTP 401 response for DeleteSMSOptOut
+type DeleteSMSOptOutResponse401Headers struct {
+	XRequestId *string
+}
+
+// DeleteSMSOptOutResponse403Headers the declared response headers of an HTTP 403 response for DeleteSMSOptOut
+type DeleteSMSOptOutResponse403Headers struct {
+	XRequestId *string
+}
+
+// DeleteSMSOptOutResponse404Headers the declared response headers of an HTTP 404 response for DeleteSMSOptOut
+type DeleteSMSOptOutResponse404Headers struct {
+	XRequestId *string
+}
+
+// DeleteSMSOptOutResponse429Headers the declared response headers of an HTTP 429 response for DeleteSMSOptOut
+type DeleteSMSOptOutResponse429Headers struct {
+	RetryAfter *int64
+	XRequestId *string
+}
+
+// DeleteSMSOptOutResponse500Headers the declared response headers of an HTTP 500 response for DeleteSMSOptOut
+type DeleteSMSOptOutResponse500Headers struct {
+	XRequestId *string
+}
+
+// DeleteSMSOptOutResponse503Headers the declared response headers of an HTTP 503 response for DeleteSMSOptOut
+type DeleteSMSOptOutResponse503Headers struct {
+	XRequestId *string
+}
+
+type DeleteSMSOptOutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data  SMSOptOutChange                      `json:"data"`
+		Error *Error                               `json:"error,omitempty"`
+		Ok    DeleteSMSOptOut200JSONResponseBodyOk `json:"ok"`
+
+		// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorEnvelope
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteSMSOptOutResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteSMSOptOutResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSMSOptOutResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteSMSOptOutResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteSMSOptOutResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSMSOptOutResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteSMSOptOutResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSMSOptOutResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteSMSOptOutResponse) GetJSON200() *struct {
+	Data  SMSOptOutChange                      `json:"data"`
+	Error *Error                               `json:"error,omitempty"`
+	Ok    DeleteSMSOptOut200JSONResponseBodyOk `json:"ok"`
+
+	// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteSMSOptOutResponse) GetJSON400() *ErrorEnvelope {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteSMSOptOutResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSMSOptOutResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteSMSOptOutResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteSMSOptOutResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteSMSOptOutResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteSMSOptOutResponse) GetJSON503() *ErrorEnvelope {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSMSOptOutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSMSOptOutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSMSOptOutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSMSOptOutResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17640,6 +18765,74 @@ func (c *ClientWithResponses) CancelSMSMessageWithResponse(ctx context.Context, 
 	return ParseCancelSMSMessageResponse(rsp)
 }
 
+// ListSMSOptOutsWithResponse List the numbers that opted out
+//
+// Required scope: `sms:read`.
+//
+// The remote numbers that opted out of the account's messages, newest first (since desc, then phone). An opt-out holds for every number of the account: STOP to one of them stops all. Nothing is sent to an opted-out number but the confirmation of its opt-out: a single send or reply answers 403 RECIPIENT_OPTED_OUT, a batch keeps the recipient as opted_out, and a notification by SMS is skipped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/sms/opt-outs (the `ListSMSOptOuts` operationId).
+func (c *ClientWithResponses) ListSMSOptOutsWithResponse(ctx context.Context, params *ListSMSOptOutsParams, reqEditors ...RequestEditorFn) (*ListSMSOptOutsResponse, error) {
+	rsp, err := c.ListSMSOptOuts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSMSOptOutsResponse(rsp)
+}
+
+// AddSMSOptOutsWithBodyWithResponse Opt numbers out
+//
+// Required scope: `sms:send`.
+//
+// Opts numbers out of the account's messages, e.g. from an older list, with a source (default api). A number already opted out keeps its opt-out as it was. Each number opted out by the call raises sms.opt_out.changed. Answers every listed number's opt-out as it is now, in the order given.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sms/opt-outs (the `AddSMSOptOuts` operationId).
+func (c *ClientWithResponses) AddSMSOptOutsWithBodyWithResponse(ctx context.Context, params *AddSMSOptOutsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddSMSOptOutsResponse, error) {
+	rsp, err := c.AddSMSOptOutsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddSMSOptOutsResponse(rsp)
+}
+
+// AddSMSOptOutsWithResponse Opt numbers out
+//
+// Required scope: `sms:send`.
+//
+// Opts numbers out of the account's messages, e.g. from an older list, with a source (default api). A number already opted out keeps its opt-out as it was. Each number opted out by the call raises sms.opt_out.changed. Answers every listed number's opt-out as it is now, in the order given.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sms/opt-outs (the `AddSMSOptOuts` operationId).
+func (c *ClientWithResponses) AddSMSOptOutsWithResponse(ctx context.Context, params *AddSMSOptOutsParams, body AddSMSOptOutsJSONRequestBody, reqEditors ...RequestEditorFn) (*AddSMSOptOutsResponse, error) {
+	rsp, err := c.AddSMSOptOuts(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddSMSOptOutsResponse(rsp)
+}
+
+// DeleteSMSOptOutWithResponse Opt a number back in
+//
+// Required scope: `sms:send`.
+//
+// Removes the number's opt-out (source api), as its START would; raises sms.opt_out.changed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/sms/opt-outs/{phone} (the `DeleteSMSOptOut` operationId).
+func (c *ClientWithResponses) DeleteSMSOptOutWithResponse(ctx context.Context, phone string, params *DeleteSMSOptOutParams, reqEditors ...RequestEditorFn) (*DeleteSMSOptOutResponse, error) {
+	rsp, err := c.DeleteSMSOptOut(ctx, phone, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSMSOptOutResponse(rsp)
+}
+
 // ListSMSThreadsWithResponse List SMS conversation threads
 //
 // Required scope: `sms:read`.
@@ -21234,6 +22427,522 @@ func ParseCancelSMSMessageResponse(rsp *http.Response) (*CancelSMSMessageRespons
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CancelSMSMessageResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSMSOptOutsResponse parses an HTTP response from a ListSMSOptOutsWithResponse call
+func ParseListSMSOptOutsResponse(rsp *http.Response) (*ListSMSOptOutsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSMSOptOutsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data  SMSOptOutPage                       `json:"data"`
+			Error *Error                              `json:"error,omitempty"`
+			Ok    ListSMSOptOuts200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSMSOptOutsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSMSOptOutsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSMSOptOutsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSMSOptOutsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSMSOptOutsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListSMSOptOutsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSMSOptOutsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddSMSOptOutsResponse parses an HTTP response from a AddSMSOptOutsWithResponse call
+func ParseAddSMSOptOutsResponse(rsp *http.Response) (*AddSMSOptOutsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddSMSOptOutsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			Data  SMSOptOutPage                      `json:"data"`
+			Error *Error                             `json:"error,omitempty"`
+			Ok    AddSMSOptOuts201JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers AddSMSOptOutsResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers AddSMSOptOutsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AddSMSOptOutsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AddSMSOptOutsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers AddSMSOptOutsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers AddSMSOptOutsResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers AddSMSOptOutsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AddSMSOptOutsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddSMSOptOutsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSMSOptOutResponse parses an HTTP response from a DeleteSMSOptOutWithResponse call
+func ParseDeleteSMSOptOutResponse(rsp *http.Response) (*DeleteSMSOptOutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSMSOptOutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data  SMSOptOutChange                      `json:"data"`
+			Error *Error                               `json:"error,omitempty"`
+			Ok    DeleteSMSOptOut200JSONResponseBodyOk `json:"ok"`
+
+			// RequestId Correlation id; the X-Request-Id sent by the client when sane (1-128 printable ASCII), else generated (req_...). Echoed in the X-Request-Id header.
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteSMSOptOutResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteSMSOptOutResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteSMSOptOutResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteSMSOptOutResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteSMSOptOutResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSMSOptOutResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteSMSOptOutResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteSMSOptOutResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -26001,6 +27710,11 @@ type WebhookInitiatorInterface interface {
 
 	SmsMessageReceived(ctx context.Context, targetURL string, body SmsMessageReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SmsOptOutChangedWithBody fires the sms.opt_out.changed webhook with any body
+	SmsOptOutChangedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	SmsOptOutChanged(ctx context.Context, targetURL string, body SmsOptOutChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SubtitlesDoneWithBody fires the subtitles.done webhook with any body
 	SubtitlesDoneWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -26089,6 +27803,30 @@ func (p *WebhookInitiator) SmsMessageReceivedWithBody(ctx context.Context, targe
 
 func (p *WebhookInitiator) SmsMessageReceived(ctx context.Context, targetURL string, body SmsMessageReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSmsMessageReceivedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) SmsOptOutChangedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSmsOptOutChangedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) SmsOptOutChanged(ctx context.Context, targetURL string, body SmsOptOutChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSmsOptOutChangedWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -26294,6 +28032,37 @@ func NewSmsMessageReceivedWebhookRequest(targetURL string, body SmsMessageReceiv
 
 // NewSmsMessageReceivedWebhookRequestWithBody builds a POST request for the sms.message.received webhook with any body
 func NewSmsMessageReceivedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSmsOptOutChangedWebhookRequest builds a application/json POST request for the sms.opt_out.changed webhook
+func NewSmsOptOutChangedWebhookRequest(targetURL string, body SmsOptOutChangedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSmsOptOutChangedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewSmsOptOutChangedWebhookRequestWithBody builds a POST request for the sms.opt_out.changed webhook with any body
+func NewSmsOptOutChangedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -176,6 +176,11 @@ func (c *Console) Mount(r *gin.Engine) {
 	sms.GET("/threads/:id/messages", c.threadJSON)
 	sms.POST("/threads/:id", c.updateThread)
 	sms.POST("/threads/:id/reply", c.reply)
+	sms.GET("/opt-outs", c.optOutsPage)
+	sms.POST("/opt-outs", c.addOptOuts)
+	sms.POST("/opt-outs/remove", c.removeOptOut)
+	sms.POST("/opt-outs/keywords", c.keywords)
+	sms.POST("/opt-outs/replies", c.replies)
 	c.mountAccount(in)
 }
 

@@ -135,7 +135,7 @@ var nav = []navItem{
 var sections = map[string]string{
 	"transcribe": "transcribe", "transcription": "transcribe",
 	"subtitles": "subtitles", "subtitle": "subtitles",
-	"sms": "sms", "batch": "sms",
+	"sms": "sms", "batch": "sms", "optouts": "sms",
 	"threads": "sms/threads", "thread": "sms/threads", "messages": "sms/threads",
 	"search":        "search",
 	"conversations": "voice", "conversation": "voice",

@@ -39,6 +39,7 @@ type Messaging interface {
 	Thread(ctx context.Context, accountID string, id, before int64, limit int) (messaging.Conversation, error)
 	UpdateThread(ctx context.Context, accountID string, id int64, u messaging.ThreadUpdate) (messaging.ThreadView, error)
 	Reply(ctx context.Context, req messaging.ReplyRequest) (messaging.Sent, error)
+	OptOuts
 }
 
 const (
@@ -416,6 +417,7 @@ type batchStatus struct {
 	Failed   int               `json:"failed"`
 	Waiting  int               `json:"waiting"`
 	Canceled int               `json:"canceled"`
+	OptedOut int               `json:"optedOut"`
 	Price    string            `json:"price"`
 	ETA      string            `json:"eta"`
 	Rows     map[int64]rowView `json:"rows"`
@@ -434,7 +436,7 @@ func (c *Console) batchStatus(g *gin.Context) {
 	}
 	l := c.view(g, "", nil).L
 	out := batchStatus{Status: b.Status, Label: l.T("batch."+b.Status, nil), Final: batchFinal(b),
-		Sent: b.SentCount, Failed: b.FailedCount, Waiting: b.WaitingCount, Canceled: b.CanceledCount, Price: fmt.Sprintf("%.4f", b.TotalPriceUSD), Rows: map[int64]rowView{}}
+		Sent: b.SentCount, Failed: b.FailedCount, Waiting: b.WaitingCount, Canceled: b.CanceledCount, OptedOut: b.OptedOutCount, Price: fmt.Sprintf("%.4f", b.TotalPriceUSD), Rows: map[int64]rowView{}}
 	if at := b.EstimatedCompletionAt; at != nil {
 		out.ETA = at.Format("2006-01-02 15:04:05") + " UTC"
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"parley/model"
+	"parley/rules/sms"
 	"parley/service/messaging"
 )
 
@@ -116,6 +117,9 @@ func (c *Console) threadJSON(g *gin.Context) {
 	for i, m := range conv.Messages {
 		rows[i] = messageRow{ID: m.ID, Direction: m.Direction, Body: m.Body, When: stamp(m.CreatedAt),
 			Status: l.T("sms.status."+m.Status, nil)}
+		if m.Kind == sms.Auto {
+			rows[i].Status += " · " + l.T("thread.auto", nil)
+		}
 	}
 	g.Header("Cache-Control", "no-store")
 	g.JSON(http.StatusOK, gin.H{"messages": rows, "unread": conv.Thread.UnreadCount})

@@ -811,6 +811,54 @@ func BenchmarkSMSAdmission(b *testing.B) {
 	}
 }
 
+// BenchmarkSMSAdmissionOptedOut: BenchmarkSMSAdmission with 1,000 of the
+// 10,000 recipients (every tenth) opted out beforehand: the admission reads
+// the recipients' opt-outs in its transaction and keeps those recipients
+// as opted_out, unpriced. The same rounds without opt-outs run first on
+// the same platform as the reference (none_*).
+func BenchmarkSMSAdmissionOptedOut(b *testing.B) {
+	const n, rounds = 10_000, 10
+	p := startPlatform(b, options{noWorker: true, sms: true})
+	rs := smsBenchRecipients(n)
+	var out []string
+	for i := 0; i < n; i += 10 {
+		out = append(out, rs[i].Phone)
+	}
+	body, err := json.Marshal(map[string]any{"from": "", "body": "Hi {{name}}, doors open at 7.", "recipients": rs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p50 := func(a smsAccount, wantOptedOut int) (time.Duration, time.Duration) {
+		req := bytes.Replace(body, []byte(`"from":""`), []byte(`"from":"`+a.From+`"`), 1)
+		took := make([]time.Duration, 0, rounds)
+		for range rounds {
+			start := time.Now()
+			var accepted struct{ OptedOutCount int }
+			p.do(http.MethodPost, "/sms", a.Key, bytes.NewReader(req), "Content-Type", "application/json").want(b, 202, "").decode(b, &accepted)
+			took = append(took, time.Since(start))
+			if accepted.OptedOutCount != wantOptedOut {
+				b.Fatalf("optedOutCount %d, want %d", accepted.OptedOutCount, wantOptedOut)
+			}
+		}
+		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+		return took[len(took)/2], took[len(took)-1]
+	}
+	b.ResetTimer()
+	for range b.N {
+		none := smsBenchAccount(b, p)
+		noneP50, noneMax := p50(none, 0)
+		a := smsBenchAccount(b, p)
+		if _, _, err := (storage.SMS{DB: p.db}).AddOptOuts(context.Background(), a.ID, out, model.OptOutAPI, nil, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+		optedP50, optedMax := p50(a, len(out))
+		b.ReportMetric(float64(noneP50.Microseconds())/1000, "none_p50_ms")
+		b.ReportMetric(float64(noneMax.Microseconds())/1000, "none_max_ms")
+		b.ReportMetric(float64(optedP50.Microseconds())/1000, "p50_ms")
+		b.ReportMetric(float64(optedMax.Microseconds())/1000, "max_ms")
+	}
+}
+
 // BenchmarkInboundDuringBatch: signed inbound messages posted by 8 senders
 // at once from the numbers a 10,000-recipient batch is sending to, while it
 // sends: inbound answered per second, p50 and p99 latency, and errors (any

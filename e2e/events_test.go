@@ -29,6 +29,7 @@ import (
 	"parley/model"
 	"parley/provider/stdwebhook"
 	"parley/rules/billing"
+	"parley/rules/webhookevent"
 	"parley/service/notify"
 	"parley/storage"
 	"parley/workflows"
@@ -105,7 +106,7 @@ func always200(int) int { return http.StatusOK }
 // themselves: a batch as GET /sms/jobs/{id} shows it, as the document says
 // the event carries.
 var emptyBatch = []byte(`{"id":1,"status":"completed","totalRecipients":0,"sentCount":0,"failedCount":0,` +
-	`"totalCostUsd":0,"totalPriceUsd":0,"createdAt":"2026-01-01T00:00:00Z","startedAt":"2026-01-01T00:00:00Z",` +
+	`"optedOutCount":0,"totalCostUsd":0,"totalPriceUsd":0,"createdAt":"2026-01-01T00:00:00Z","startedAt":"2026-01-01T00:00:00Z",` +
 	`"completedAt":"2026-01-01T00:00:01Z","recipients":[]}`)
 
 func (r *hookReceiver) deliveries() []delivered {
@@ -336,7 +337,7 @@ func TestWebhookRetriesReplayAndTenancy(t *testing.T) {
 
 	// The owner lists without secrets, replays, and deletes.
 	p.do(http.MethodGet, "/webhooks", key.Secret, nil).want(t, 200, "").decode(t, &list)
-	if len(list.Webhooks) != 2 || list.Webhooks[0].Secret != "" || len(list.Webhooks[0].Events) != 8 {
+	if len(list.Webhooks) != 2 || list.Webhooks[0].Secret != "" || len(list.Webhooks[0].Events) != len(webhookevent.Types()) {
 		t.Fatalf("owner's list %+v", list.Webhooks)
 	}
 	p.do(http.MethodPost, fmt.Sprintf("/webhooks/deliveries/%d/replay", d.ID), key.Secret, nil).want(t, 202, "")

@@ -210,7 +210,7 @@ func (p *platform) startCarrier(o options) {
 		callbackDelay = 200 * time.Millisecond
 	}
 	p.carrier = localcarrier.New(localcarrier.Config{
-		AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken,
+		AccountSID: p.cfg.TwilioAccountSID, AuthToken: p.cfg.TwilioAuthToken, InboundURL: p.cfg.BaseURL,
 		CallbackDelay: callbackDelay, SenderRate: o.senderRate, Log: testenv.Logger(),
 	})
 	var carrier http.Handler = p.carrier

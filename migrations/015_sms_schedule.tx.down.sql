@@ -18,6 +18,11 @@ ALTER TABLE sms_batches DROP CONSTRAINT sms_batches_status_check;
 
 --bun:split
 
+UPDATE sms_batches SET status = CASE status WHEN 'scheduled' THEN 'queued' ELSE 'failed' END
+    WHERE status IN ('scheduled', 'canceled');
+
+--bun:split
+
 ALTER TABLE sms_batches ADD CONSTRAINT sms_batches_status_check
     CHECK (status IN ('queued', 'processing', 'completed', 'partial', 'failed'));
 
@@ -31,5 +36,13 @@ ALTER TABLE sms_messages DROP CONSTRAINT sms_messages_status_check;
 
 --bun:split
 
+UPDATE sms_messages SET status = 'queued' WHERE status IN ('scheduled', 'waiting');
+
+--bun:split
+
+UPDATE sms_messages SET status = 'failed' WHERE status = 'canceled';
+
+--bun:split
+
 ALTER TABLE sms_messages ADD CONSTRAINT sms_messages_status_check
-    CHECK (status IN ('queued', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'received'));
+    CHECK (status IN ('queued', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'received', 'opted_out'));

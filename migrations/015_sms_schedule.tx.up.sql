@@ -8,7 +8,8 @@ ALTER TABLE sms_messages DROP CONSTRAINT sms_messages_status_check;
 --bun:split
 
 ALTER TABLE sms_messages ADD CONSTRAINT sms_messages_status_check CHECK (status IN
-    ('scheduled', 'waiting', 'queued', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'canceled', 'received'));
+    ('scheduled', 'waiting', 'queued', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'canceled', 'received',
+     'opted_out'));
 
 --bun:split
 

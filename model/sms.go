@@ -65,6 +65,10 @@ type SMSThread struct {
 
 	// OwnedNumber is read with the thread.
 	OwnedNumber string `bun:"owned_number,scanonly"`
+	// OptOutSince and OptOutSource are the remote number's opt-out of the
+	// account, read with the thread; nil when it has none.
+	OptOutSince  *time.Time `bun:"opt_out_since,scanonly"`
+	OptOutSource *string    `bun:"opt_out_source,scanonly"`
 }
 
 // SMSBatch is one POST /sms with more than one recipient.
@@ -119,6 +123,12 @@ type SMSMessage struct {
 	// waits, when its recipient's quiet hours end.
 	SendAt    *time.Time `bun:"send_at"`
 	NotBefore *time.Time `bun:"not_before"`
+	// Kind is sms.Standard or sms.Auto (an answer to a keyword).
+	Kind string `bun:"kind,nullzero,notnull,default:'standard'"`
+	// Keyword is the compliance keyword an inbound message was, if any.
+	Keyword *string `bun:"keyword"`
+	// ReplyTo is the inbound message an auto answer answers.
+	ReplyTo *int64 `bun:"reply_to"`
 }
 
 // SMSSend is a validated send about to be admitted: one message per
@@ -176,6 +186,10 @@ type SMSUsage struct {
 	// Available is the balance less every reservation (running jobs and
 	// messages the carrier has not yet accepted).
 	Available billing.Micros
+	// OptedOut are the send's recipients who opted out of the account's
+	// messages, by phone. Admit has already marked their messages opted out
+	// (unpriced) when check sees them.
+	OptedOut map[string]SMSOptOut
 }
 
 // SMSSent counts an account's outbound messages the carrier accepted (the
@@ -219,6 +233,61 @@ type Inbound struct {
 	Body     string
 	Segments int
 	Encoding string
+	// Keyword is the compliance keyword the body is (sms.NoKeyword for an
+	// ordinary message): an opt-out or opt-in is recorded with the message.
+	Keyword string
+}
+
+// Opt-out sources.
+const (
+	OptOutKeyword = "keyword"
+	OptOutCarrier = "carrier_21610"
+	OptOutAPI     = "api"
+	OptOutConsole = "console"
+)
+
+// SMSOptOut is a remote number that asked an account to stop texting it:
+// none of the account's numbers sends to it until it opts in again.
+type SMSOptOut struct {
+	AccountID string    `bun:"account_id,pk"`
+	Phone     string    `bun:"phone,pk"`
+	Since     time.Time `bun:"since,nullzero,notnull,default:current_timestamp"`
+	Source    string    `bun:"source"`
+	// MessageID is the message that caused it: the inbound keyword, or the
+	// send the carrier refused with 21610.
+	MessageID *int64 `bun:"message_id"`
+}
+
+// SMSOptOutChange is one opt-out or opt-in of a number, as it happened.
+type SMSOptOutChange struct {
+	ID        int64     `bun:"id,pk,autoincrement"`
+	AccountID string    `bun:"account_id"`
+	Phone     string    `bun:"phone"`
+	OptedOut  bool      `bun:"opted_out"`
+	Source    string    `bun:"source"`
+	MessageID *int64    `bun:"message_id"`
+	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// OptOutFilter picks a page of an account's opt-outs.
+type OptOutFilter struct {
+	Limit, Offset int
+	// Phone, when set, keeps that number only.
+	Phone string
+}
+
+// SMSReplyTexts are an account's own answers to the keywords; nil fields
+// are the platform's default in the account's locale.
+type SMSReplyTexts struct {
+	OptOut *string `bun:"opt_out"`
+	OptIn  *string `bun:"opt_in"`
+	Help   *string `bun:"help"`
+}
+
+// SMSKeyword is a keyword an account added (Keyword case-folded).
+type SMSKeyword struct {
+	Keyword string `bun:"keyword"`
+	Kind    string `bun:"kind"`
 }
 
 // RunningBatch is an SMS batch still sending, with its progress as read

@@ -113,6 +113,10 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 			return err
 		}
 		u.Available = max(u.Account.BalanceMicros-reserved, 0)
+		if u.OptedOut, err = optOutsOf(ctx, tx, send.AccountID, send.Messages); err != nil {
+			return err
+		}
+		markOptedOut(send.Messages, u.OptedOut)
 		if err := check(u); err != nil {
 			return err
 		}
@@ -142,7 +146,10 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 		}
 		for i := range send.Messages {
 			m := &send.Messages[i]
-			m.ID, m.AccountID, m.ThreadID, m.Direction, m.Status = ids[i], send.AccountID, threads[m.ToPhone], sms.Outbound, status
+			m.ID, m.AccountID, m.ThreadID, m.Direction = ids[i], send.AccountID, threads[m.ToPhone], sms.Outbound
+			if m.Status == "" {
+				m.Status = status
+			}
 			m.FromPhone, m.CreatedAt, m.SendAt = send.From.Phone, now, sendAt
 			if send.Batch {
 				m.BatchID = &batchID
@@ -179,24 +186,29 @@ func insertMessages(ctx context.Context, tx bun.Tx, ms []model.SMSMessage) error
 		return nil
 	}
 	var (
-		ids, threads, prices, costs []int64
-		to, country, body, encoding []string
-		segments                    []int
+		ids, threads, prices, costs         []int64
+		to, country, body, encoding, status []string
+		errCodes, errMessages               []string
+		segments                            []int
 	)
 	for _, m := range ms {
 		ids, threads, prices, costs = append(ids, m.ID), append(threads, m.ThreadID), append(prices, int64(m.PriceMicros)), append(costs, int64(m.CostMicros))
 		to, country, body, encoding = append(to, m.ToPhone), append(country, m.Country), append(body, m.Body), append(encoding, m.Encoding)
-		segments = append(segments, m.Segments)
+		segments, status = append(segments, m.Segments), append(status, m.Status)
+		errCodes, errMessages = append(errCodes, deref(m.ErrorCode)), append(errMessages, deref(m.ErrorMessage))
 	}
 	first := ms[0]
 	_, err := tx.NewRaw(`INSERT INTO sms_messages (id, account_id, thread_id, batch_id, direction, from_phone, to_phone, country,
-			body, segments, encoding, status, price_micros, cost_micros, created_at, send_at)
-		SELECT r.id, ?, r.thread_id, ?, ?, ?, r.to_phone, r.country, r.body, r.segments, r.encoding, ?, r.price, r.cost, ?, ?
-		FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::bigint[], ?::bigint[])
-			AS r(id, thread_id, to_phone, country, body, segments, encoding, price, cost)`,
-		first.AccountID, first.BatchID, first.Direction, first.FromPhone, first.Status, first.CreatedAt, first.SendAt,
+			body, segments, encoding, status, error_code, error_message, price_micros, cost_micros, created_at, send_at)
+		SELECT r.id, ?, r.thread_id, ?, ?, ?, r.to_phone, r.country, r.body, r.segments, r.encoding, r.status,
+			nullif(r.error_code, ''), nullif(r.error_message, ''), r.price, r.cost, ?, ?
+		FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[],
+			?::bigint[], ?::bigint[])
+			AS r(id, thread_id, to_phone, country, body, segments, encoding, status, error_code, error_message, price, cost)`,
+		first.AccountID, first.BatchID, first.Direction, first.FromPhone, first.CreatedAt, first.SendAt,
 		pgdialect.Array(ids), pgdialect.Array(threads), pgdialect.Array(to), pgdialect.Array(country), pgdialect.Array(body),
-		pgdialect.Array(segments), pgdialect.Array(encoding), pgdialect.Array(prices), pgdialect.Array(costs)).Exec(ctx)
+		pgdialect.Array(segments), pgdialect.Array(encoding), pgdialect.Array(status), pgdialect.Array(errCodes),
+		pgdialect.Array(errMessages), pgdialect.Array(prices), pgdialect.Array(costs)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("insert sms messages: %w", err)
 	}
@@ -226,7 +238,12 @@ func sentToday(ctx context.Context, db bun.IDB, accountID string, now time.Time)
 func countSent(ctx context.Context, tx bun.Tx, accountID string, now time.Time, ms []model.SMSMessage) error {
 	perCountry := map[string]int{}
 	for _, m := range ms {
-		perCountry[m.Country]++
+		if m.Status != sms.OptedOut { // never sent: outside the quota
+			perCountry[m.Country]++
+		}
+	}
+	if len(perCountry) == 0 {
+		return nil
 	}
 	return countPerCountry(ctx, tx, accountID, now, perCountry)
 }
@@ -628,10 +645,11 @@ func (r SMS) StartBatch(ctx context.Context, id int64) error {
 
 // ConcludeBatch sets a batch's outcome from its messages once every one has
 // a send outcome: canceled when a cancel stopped some and none reached the
-// carrier; otherwise, over the recipients not canceled, completed when none
-// failed, failed when all did, partial otherwise. It is called when the send
-// phase ends and again whenever a late outcome could change it; completedAt
-// is set the first time.
+// carrier; otherwise, over the recipients neither canceled nor opted out,
+// completed when none failed (opted-out recipients are no failure), failed
+// when all did, partial otherwise. It is called when the send phase ends
+// and again whenever a late outcome could change it; completedAt is set the
+// first time.
 func (r SMS) ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error) {
 	return concludeBatch(ctx, r.DB, id)
 }
@@ -642,12 +660,13 @@ func concludeBatch(ctx context.Context, db bun.IDB, id int64) (model.SMSBatch, e
 			SELECT count(*) FILTER (WHERE status IN (?)) AS unsent,
 			       count(*) FILTER (WHERE status IN ('failed', 'undelivered')) AS failed,
 			       count(*) FILTER (WHERE status = 'canceled') AS canceled,
+			       count(*) FILTER (WHERE status = 'opted_out') AS opted_out,
 			       count(*) FILTER (WHERE upstream_sid IS NOT NULL) AS handed,
 			       count(*) AS total
 			FROM sms_messages WHERE batch_id = ?)
 		UPDATE sms_batches b SET
 			status = CASE WHEN c.canceled > 0 AND c.handed = 0 THEN 'canceled'
-				WHEN c.failed = 0 THEN 'completed' WHEN c.failed = c.total - c.canceled THEN 'failed' ELSE 'partial' END,
+				WHEN c.failed = 0 THEN 'completed' WHEN c.failed = c.total - c.canceled - c.opted_out THEN 'failed' ELSE 'partial' END,
 			completed_at = coalesce(b.completed_at, now())
 		FROM c WHERE b.id = ? AND c.unsent = 0
 		RETURNING b.*`, bun.In(sms.Unsent), id, id).Scan(ctx, &b)
@@ -716,12 +735,12 @@ func (r SMS) Unsettled(ctx context.Context, batchID, messageID int64) ([]model.S
 
 // SentSince counts the messages an account had accepted by the carrier since
 // a time: the charged ones, as the ledger's sms spend counts them (a refused
-// or never-sent message is in neither).
+// or never-sent message is in neither, nor is a free auto answer).
 func (r SMS) SentSince(ctx context.Context, accountID string, since time.Time) (model.SMSSent, error) {
 	var out model.SMSSent
 	err := r.DB.NewSelect().Model((*model.SMSMessage)(nil)).
 		ColumnExpr("count(*) AS messages, coalesce(sum(segments), 0) AS segments").
-		Where("account_id = ? AND direction = ? AND upstream_sid IS NOT NULL AND sent_at >= ?", accountID, sms.Outbound, since).
+		Where("account_id = ? AND direction = ? AND kind = ? AND upstream_sid IS NOT NULL AND sent_at >= ?", accountID, sms.Outbound, sms.Standard, since).
 		Scan(ctx, &out)
 	if err != nil {
 		return out, fmt.Errorf("count sent messages: %w", err)

@@ -36,6 +36,8 @@ func TestModelTables(t *testing.T) {
 		{model.SMSThread{}, "sms_threads"},
 		{model.SMSBatch{}, "sms_batches"},
 		{model.SMSMessage{}, "sms_messages"},
+		{model.SMSOptOut{}, "sms_opt_outs"},
+		{model.SMSOptOutChange{}, "sms_opt_out_changes"},
 		{model.WebhookEndpoint{}, "webhook_endpoints"},
 		{model.WebhookDelivery{}, "webhook_deliveries"},
 		{model.WebhookAttempt{}, "webhook_attempts"},

@@ -12,11 +12,13 @@ import (
 	"parley/rules/sms"
 )
 
-// threadSelect reads threads with their owned number's phone; the thread
-// table is aliased t.
+// threadSelect reads threads with their owned number's phone and their
+// remote number's opt-out; the thread table is aliased t.
 func (r SMS) threadSelect(dest any) *bun.SelectQuery {
-	return r.DB.NewSelect().Model(dest).ModelTableExpr("sms_threads AS t").ColumnExpr("t.*, n.phone AS owned_number").
-		Join("JOIN owned_numbers AS n ON n.id = t.owned_number_id")
+	return r.DB.NewSelect().Model(dest).ModelTableExpr("sms_threads AS t").
+		ColumnExpr("t.*, n.phone AS owned_number, o.since AS opt_out_since, o.source AS opt_out_source").
+		Join("JOIN owned_numbers AS n ON n.id = t.owned_number_id").
+		Join("LEFT JOIN sms_opt_outs AS o ON o.account_id = t.account_id AND o.phone = t.remote_phone")
 }
 
 // Threads lists a page of an account's threads, latest activity first. The
@@ -133,7 +135,9 @@ func (r SMS) UpdateThread(ctx context.Context, accountID string, id int64, ch mo
 
 // Receive stores an inbound message once per carrier sid, in its pair's
 // thread (created on first use): the thread's unread count grows, its last
-// activity moves to now and it leaves the archive. A sid already stored
+// activity moves to now and it leaves the archive. An opt-out keyword opts
+// its sender out of the account's messages, an opt-in keyword back in, in
+// the same transaction. A sid already stored
 // changes nothing, not even a thread for a pair it would have created; the
 // stored message is returned either way, with stored telling whether this
 // call stored it.
@@ -152,6 +156,9 @@ func (r SMS) Receive(ctx context.Context, in model.Inbound, now time.Time) (m mo
 		m = model.SMSMessage{AccountID: in.Number.AccountID, ThreadID: threadID, Direction: sms.Inbound,
 			FromPhone: in.From, ToPhone: in.Number.Phone, Country: in.Country, Body: in.Body,
 			Segments: in.Segments, Encoding: in.Encoding, Status: sms.Received, UpstreamSID: &in.SID, CreatedAt: now}
+		if in.Keyword != "" {
+			m.Keyword = &in.Keyword
+		}
 		res, err := tx.NewInsert().Model(&m).On("CONFLICT (upstream_sid) WHERE upstream_sid IS NOT NULL DO NOTHING").Returning("*").Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("insert inbound sms: %w", err)
@@ -167,7 +174,15 @@ func (r SMS) Receive(ctx context.Context, in model.Inbound, now time.Time) (m mo
 		if err != nil {
 			return fmt.Errorf("touch sms thread %d: %w", threadID, err)
 		}
-		return nil
+		// The keyword's opt-out or opt-in holds from the moment the message
+		// is stored: a batch still sending skips the number from then on.
+		switch sms.Keyword(in.Keyword) {
+		case sms.OptOut:
+			_, _, err = addOptOuts(ctx, tx, m.AccountID, []string{in.From}, model.OptOutKeyword, &m.ID, now)
+		case sms.OptIn:
+			_, _, err = removeOptOut(ctx, tx, m.AccountID, in.From, model.OptOutKeyword, &m.ID, now)
+		}
+		return err
 	})
 	if errors.Is(err, errKnownSID) {
 		m = model.SMSMessage{}

@@ -186,6 +186,7 @@ func registerSMSWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.SMSBatchWorkflow, workflow.RegisterOptions{Name: workflows.SMSBatchWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SMSBatchPartWorkflow, workflow.RegisterOptions{Name: workflows.SMSBatchPartWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SMSReceivedWorkflow, workflow.RegisterOptions{Name: workflows.SMSReceivedWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.SMSOptOutEventsWorkflow, workflow.RegisterOptions{Name: workflows.SMSOptOutEventsName})
 }
 
 // Register adds every workflow and activity to r (a test environment, which
@@ -265,6 +266,8 @@ func registerSMS(r Registry, a *activities.SMS) {
 		workflows.ActSMSReceived:     a.Received,
 		workflows.ActSMSStart:        a.Start,
 		workflows.ActSMSRelease:      a.ReleaseWaiting,
+		workflows.ActSMSAnswer:       a.AnswerKeyword,
+		workflows.ActSMSOptOutEvents: a.OptOutEvents,
 	})
 }
 

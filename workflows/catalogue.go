@@ -172,7 +172,12 @@ var Catalogue = []WorkflowType{
 	{
 		Name: SMSReceivedWorkflowName, ID: "sms-received-<message id>", IDHelper: "SMSReceivedWorkflowID",
 		Queue: SMSTaskQueue, SearchAttributes: jobAttrs,
-		Activities: []Activity{{Name: ActSMSReceived, Queues: smsQueue}},
+		Activities: []Activity{{Name: ActSMSReceived, Queues: smsQueue}, {Name: ActSMSAnswer, Queues: smsQueue}, smsSendA, smsFailA},
+	},
+	{
+		Name: SMSOptOutEventsName, ID: "sms-opt-out-changes-<first change id>", IDHelper: "SMSOptOutEventsWorkflowID",
+		Queue: SMSTaskQueue, SearchAttributes: jobAttrs,
+		Activities: []Activity{{Name: ActSMSOptOutEvents, Queues: smsQueue}},
 	},
 	{
 		// Started by the schedule, which appends each run's start time.

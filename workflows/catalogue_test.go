@@ -85,6 +85,9 @@ func TestCatalogueMatchesStarts(t *testing.T) {
 		workflows.SMSReceivedWorkflowName: func(c workflows.Starter) error {
 			return workflows.StartSMSReceived(ctx, c, job, workflows.SMSReceivedInput{MessageID: 42})
 		},
+		workflows.SMSOptOutEventsName: func(c workflows.Starter) error {
+			return workflows.StartSMSOptOutEvents(ctx, c, job, workflows.SMSOptOutEventsInput{ChangeIDs: []int64{42, 43}})
+		},
 		workflows.WebhookWorkflowName: func(c workflows.Starter) error {
 			return workflows.StartWebhookDelivery(ctx, c, "acc_1", "summary", workflows.WebhookInput{EventID: 5, EndpointID: 6}, false)
 		},

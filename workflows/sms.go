@@ -22,6 +22,7 @@ const (
 	SMSBatchWorkflowName     = "SMSBatchWorkflow"
 	SMSBatchPartWorkflowName = "SMSBatchPartWorkflow"
 	SMSReceivedWorkflowName  = "SMSReceivedWorkflow"
+	SMSOptOutEventsName      = "SMSOptOutEventsWorkflow"
 )
 
 // SMS activity names.
@@ -36,6 +37,8 @@ const (
 	ActSMSReceived     = "SMS.Received"
 	ActSMSStart        = "SMS.Start"
 	ActSMSRelease      = "SMS.ReleaseWaiting"
+	ActSMSAnswer       = "SMS.AnswerKeyword"
+	ActSMSOptOutEvents = "SMS.OptOutEvents"
 )
 
 // SMSCancelSignal tells a batch's or a single message's workflow that a
@@ -207,6 +210,24 @@ type SMSSendResult struct {
 // SMSReceivedInput names an inbound message.
 type SMSReceivedInput struct {
 	MessageID int64
+}
+
+// SMSKeywordResult names the auto answer to an inbound keyword (ReplyID 0:
+// none is sent).
+type SMSKeywordResult struct {
+	ReplyID int64
+}
+
+// SMSOptOutEventsInput names opt-out changes made through the API or the
+// console, whose sms.opt_out.changed events are to be raised.
+type SMSOptOutEventsInput struct {
+	ChangeIDs []int64
+}
+
+// SMSOptOutEventsWorkflowID names the events of the changes one request
+// made, by its first change.
+func SMSOptOutEventsWorkflowID(firstChangeID int64) string {
+	return fmt.Sprintf("sms-opt-out-changes-%d", firstChangeID)
 }
 
 // SMSFailInput records that a message could not be sent.
@@ -659,9 +680,33 @@ func settle(ctx workflow.Context, in SMSRefreshInput, every time.Duration) error
 	}
 }
 
+// smsKeywordReplies is the change that made SMSReceivedWorkflow answer the
+// compliance keywords (STOP, START, HELP) after raising its event.
+const smsKeywordReplies = "sms-keyword-replies"
+
 // SMSReceivedWorkflow raises sms.message.received for an inbound message the
 // API stored: the webhook answers the carrier at once, and the event reaches
-// the account's endpoints even if the API stops right after answering.
+// the account's endpoints even if the API stops right after answering. A
+// keyword's opt-out change is raised too, and its answer sent (free, as an
+// auto message) from the number that received it.
 func SMSReceivedWorkflow(ctx workflow.Context, in SMSReceivedInput) error {
-	return workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSReceived, in).Get(ctx, nil)
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSReceived, in).Get(ctx, nil); err != nil {
+		return err
+	}
+	if workflow.GetVersion(ctx, smsKeywordReplies, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	var answer SMSKeywordResult
+	if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSAnswer, in).Get(ctx, &answer); err != nil || answer.ReplyID == 0 {
+		return err
+	}
+	// The answer goes from the number that received the keyword, so it
+	// keeps that number's pace like any other send from it.
+	return sendPaced(ctx, answer.ReplyID, remoteSend)
+}
+
+// SMSOptOutEventsWorkflow raises sms.opt_out.changed for the opt-outs and
+// opt-ins a request made through the API or the console.
+func SMSOptOutEventsWorkflow(ctx workflow.Context, in SMSOptOutEventsInput) error {
+	return workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSOptOutEvents, in).Get(ctx, nil)
 }

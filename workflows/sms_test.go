@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -530,6 +531,39 @@ func TestSMSPacedSendWaitsForItsTurn(t *testing.T) {
 	}
 }
 
+// An inbound keyword is answered after its event: the answer the activity
+// stored is sent; an ordinary message (no answer) sends nothing.
+func TestSMSReceivedAnswersKeywords(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		reply int64
+		want  []string
+	}{
+		{"keyword", 7, []string{workflows.ActSMSReceived, workflows.ActSMSAnswer, workflows.ActSMSSend}},
+		{"ordinary message", 0, []string{workflows.ActSMSReceived, workflows.ActSMSAnswer}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newSMSHarness(t, 0, []int{0})
+			h.env.OnActivity(workflows.ActSMSReceived, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSReceivedInput) error {
+				h.note(workflows.ActSMSReceived)
+				return nil
+			})
+			h.env.OnActivity(workflows.ActSMSAnswer, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in workflows.SMSReceivedInput) (workflows.SMSKeywordResult, error) {
+					h.note(workflows.ActSMSAnswer)
+					return workflows.SMSKeywordResult{ReplyID: tc.reply}, nil
+				})
+			h.run(t, workflows.SMSReceivedWorkflowName, workflows.SMSReceivedInput{MessageID: 3})
+			if !slices.Equal(h.order, tc.want) {
+				t.Fatalf("activities %v, want %v", h.order, tc.want)
+			}
+			if tc.reply != 0 && h.attempts[tc.reply] != 1 {
+				t.Fatalf("send attempts %v, want one of message %d", h.attempts, tc.reply)
+			}
+		})
+	}
+}
+
 // A part whose number is paced sends through activities on the queue, with
 // no waves (no timers between them), about a second of its pace in flight:
 // no fewer than 20, no more than 100.
@@ -552,5 +586,19 @@ func TestSMSPacedPartSendsWithoutWaves(t *testing.T) {
 			}
 			require.Zero(t, timers)
 		})
+	}
+}
+
+// Changes made through the API raise their events in one activity.
+func TestSMSOptOutEventsWorkflow(t *testing.T) {
+	h := newSMSHarness(t, 0, []int{0})
+	var got []int64
+	h.env.OnActivity(workflows.ActSMSOptOutEvents, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSOptOutEventsInput) error {
+		got = in.ChangeIDs
+		return nil
+	})
+	h.run(t, workflows.SMSOptOutEventsName, workflows.SMSOptOutEventsInput{ChangeIDs: []int64{4, 5}})
+	if !slices.Equal(got, []int64{4, 5}) {
+		t.Fatalf("events of %v", got)
 	}
 }

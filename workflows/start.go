@@ -88,6 +88,12 @@ func StartSMSReceived(ctx context.Context, c Starter, j Job, in SMSReceivedInput
 	return start(ctx, c, jobStart(SMSTaskQueue, SMSReceivedWorkflowID(in.MessageID), SMSReceivedWorkflowName, j), in)
 }
 
+// StartSMSOptOutEvents starts the events of opt-out changes (in.ChangeIDs
+// not empty); starting it again is harmless.
+func StartSMSOptOutEvents(ctx context.Context, c Starter, j Job, in SMSOptOutEventsInput) error {
+	return start(ctx, c, jobStart(SMSTaskQueue, SMSOptOutEventsWorkflowID(in.ChangeIDs[0]), SMSOptOutEventsName, j), in)
+}
+
 // startOptions say how one workflow is started: its queue, ID and type,
 // what operators read and query it by, and what a start under an ID
 // already used does.

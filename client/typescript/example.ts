@@ -178,6 +178,8 @@ function onEvent(event: Schemas["WebhookEvent"]): string {
       return `${event.data.id} ${event.data.totalPriceUsd}`;
     case "sms.message.received":
       return `${event.data.threadId} ${event.data.body}`;
+    case "sms.opt_out.changed":
+      return `${event.data.phone} ${event.data.optedOut}`;
     case "conversation.ready":
       return `${event.data.id} ${event.data.transcript.length}`;
   }
@@ -228,7 +230,16 @@ async function sms(): Promise<string> {
     params: { path: { id: thread.id } },
     body: { body: "Thanks" },
   });
-  return out + `${page.data?.data.messages.length} ${updated.data?.data.unreadCount} ${reply.data?.data.status}`;
+  const optedOut = thread.optOut ? `opted out since ${thread.optOut.since} (${thread.optOut.source})` : "may be texted";
+  return out + `${page.data?.data.messages.length} ${page.data?.data.messages[0]?.kind} ${updated.data?.data.unreadCount} ` +
+    `${reply.data?.data.status} ${optedOut}`;
+}
+
+async function optOuts(): Promise<string> {
+  const added = await api.POST("/api/v1/sms/opt-outs", { body: { phones: ["+14155550142"], source: "api" } });
+  const list = await api.GET("/api/v1/sms/opt-outs", { params: { query: { limit: 50, offset: 0, phone: "+14155550142" } } });
+  const removed = await api.DELETE("/api/v1/sms/opt-outs/{phone}", { params: { path: { phone: "+14155550142" } } });
+  return `${added.data?.data.optOuts.length} ${list.data?.data.optOuts[0]?.since} ${removed.data?.data.optedOut}`;
 }
 
 async function scheduledSMS(): Promise<string> {
@@ -266,6 +277,7 @@ export async function main(): Promise<string[]> {
     String(await notifications()),
     await sms(),
     await scheduledSMS(),
+    await optOuts(),
     onEvent({ id: "evt_1", type: "sms.message.received", created_at: "2026-01-01T00:00:00Z", data: {} as Schemas["SMSMessage"] }),
     String(onTranscriptionDone({} as TranscriptionDone)),
   ];

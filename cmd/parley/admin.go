@@ -39,6 +39,8 @@ const adminUsage = `usage: parley admin <command> [flags]
   sms countries --account ID --set US,IL,GB
   sms quota --account ID --country CC|*|free --per-day N
   sms quiet-hours --account ID --start HH:MM --end HH:MM | --off    (the account's default, in each recipient's local time)
+  sms keywords --account ID [--add WORD --kind opt_out|opt_in|help] [--remove WORD]
+  sms replies --account ID [--opt-out-text T] [--opt-in-text T] [--help-text T]   ("" restores the default)
   price set --item transcription|voice_cleanup|subtitle_burn|voice_minute --usd X   (per minute)
   price set --item sms:CC --usd X --cost-usd Y                                      (per segment)
   voice agent add --account ID|EMAIL --agent-id AGENT [--name NAME]
@@ -62,6 +64,8 @@ func adminCommands() map[string]adminCommand {
 		"sms countries":   smsCountries,
 		"sms quota":       smsQuota,
 		"sms quiet-hours": smsQuietHours,
+		"sms keywords":    smsKeywords,
+		"sms replies":     smsReplies,
 		"credit add":      creditAdd,
 		"key create":      keyCreate,
 		"key revoke":      keyRevoke,
@@ -458,4 +462,69 @@ func smsQuota(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args [
 	}
 	q, err := svc.Accounts.SetSMSQuota(ctx, *account, *country, *perDay)
 	return q, accountErr(*account, err)
+}
+
+// smsKeywords adds or removes one of an account's own keywords and prints
+// the account's keyword settings (the defaults cannot be removed).
+func smsKeywords(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	add := fs.String("add", "", "")
+	kind := fs.String("kind", "", "")
+	remove := fs.String("remove", "", "")
+	if err := parse(fs, args, "account"); err != nil {
+		return nil, err
+	}
+	if _, err := svc.SMS.Keywords(ctx, *account); err != nil {
+		return nil, accountErr(*account, err)
+	}
+	if *add != "" {
+		if _, err := svc.SMS.AddKeyword(ctx, *account, *add, *kind); err != nil {
+			return nil, err
+		}
+	}
+	if *remove != "" {
+		if err := svc.SMS.RemoveKeyword(ctx, *account, *remove); errors.Is(err, model.ErrNotFound) {
+			return nil, fmt.Errorf("the account has no keyword %q of its own", *remove)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return svc.SMS.Keywords(ctx, *account)
+}
+
+// smsReplies sets an account's answers to the keywords; a flag left out
+// keeps its text, an empty one restores the default.
+func smsReplies(ctx context.Context, svc wiring.Services, fs *flag.FlagSet, args []string) (any, error) {
+	account := fs.String("account", "", "")
+	texts := map[string]*string{"opt-out-text": fs.String("opt-out-text", "", ""), "opt-in-text": fs.String("opt-in-text", "", ""),
+		"help-text": fs.String("help-text", "", "")}
+	if err := parse(fs, args, "account"); err != nil {
+		return nil, err
+	}
+	now, err := svc.SMS.Keywords(ctx, *account)
+	if err != nil {
+		return nil, accountErr(*account, err)
+	}
+	current := func(kind string, text string) *string {
+		if !now.Custom[kind] {
+			return nil
+		}
+		return &text
+	}
+	set := model.SMSReplyTexts{OptOut: current("opt_out", now.Texts.OptOut), OptIn: current("opt_in", now.Texts.OptIn),
+		Help: current("help", now.Texts.Help)}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "opt-out-text":
+			set.OptOut = texts[f.Name]
+		case "opt-in-text":
+			set.OptIn = texts[f.Name]
+		case "help-text":
+			set.Help = texts[f.Name]
+		}
+	})
+	if err := svc.SMS.SetReplyTexts(ctx, *account, set); err != nil {
+		return nil, err
+	}
+	return svc.SMS.Keywords(ctx, *account)
 }

@@ -201,3 +201,49 @@ func jsonID(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// An operator adds and removes an account's own keywords and sets its
+// answers; the defaults cannot be taken.
+func TestAdminSMSKeywordsAndReplies(t *testing.T) {
+	db := testenv.DB(t)
+	acc := must(t, "admin", "account", "create", "--email", "kw@example.com", "--name", "Keywords", "--locale", "he")
+	id := acc["id"].(string)
+	v := must(t, "admin", "sms", "keywords", "--account", id, "--add", "Arrêt", "--kind", "opt_out")
+	own := v["own"].([]any)
+	if len(own) != 1 || own[0].(map[string]any)["keyword"] != "arrêt" || own[0].(map[string]any)["kind"] != "opt_out" {
+		t.Fatalf("keywords after add: %v", v)
+	}
+	if texts := v["texts"].(map[string]any); texts["optOut"] == "" || !strings.Contains(texts["optIn"].(string), "הסר") {
+		t.Fatalf("default Hebrew texts: %v", texts)
+	}
+	for _, bad := range [][]string{
+		{"admin", "sms", "keywords", "--account", id, "--add", "STOP", "--kind", "opt_in"},
+		{"admin", "sms", "keywords", "--account", id, "--add", "bye", "--kind", "other"},
+		{"admin", "sms", "keywords", "--account", id, "--remove", "stop"},
+		{"admin", "sms", "keywords", "--account", "acc_nobody"},
+	} {
+		if _, err := parley(t, bad...); err == nil {
+			t.Errorf("parley %s succeeded", strings.Join(bad, " "))
+		}
+	}
+	v = must(t, "admin", "sms", "replies", "--account", id, "--opt-out-text", "Removed. START to return.")
+	if v["texts"].(map[string]any)["optOut"] != "Removed. START to return." || v["custom"].(map[string]any)["opt_out"] != true {
+		t.Fatalf("replies: %v", v)
+	}
+	v = must(t, "admin", "sms", "replies", "--account", id, "--help-text", "Help here")
+	if v["texts"].(map[string]any)["optOut"] != "Removed. START to return." || v["texts"].(map[string]any)["help"] != "Help here" {
+		t.Fatalf("a second flag lost the first text: %v", v)
+	}
+	v = must(t, "admin", "sms", "replies", "--account", id, "--opt-out-text", "")
+	if v["custom"].(map[string]any)["opt_out"] != false {
+		t.Fatalf("an empty text did not restore the default: %v", v)
+	}
+	v = must(t, "admin", "sms", "keywords", "--account", id, "--remove", "ARRÊT")
+	if len(v["own"].([]any)) != 0 {
+		t.Fatalf("keywords after remove: %v", v)
+	}
+	var n int
+	if err := db.NewRaw("SELECT count(*) FROM sms_keywords WHERE account_id = ?", id).Scan(context.Background(), &n); err != nil || n != 0 {
+		t.Fatalf("stored keywords %d (%v)", n, err)
+	}
+}

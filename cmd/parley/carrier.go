@@ -17,7 +17,9 @@ const carrierUsage = `usage: parley carrier [inbound --from E164 --to E164 --bod
 
   (no arguments)   serve the local stand-in carrier on PARLEY_CARRIER_ADDR (default 127.0.0.1:8089),
                    keeping its messages under PARLEY_CARRIER_STATE_DIR when set
-  inbound          post a signed inbound SMS to the API at PARLEY_BASE_URL
+  inbound          text one of the account's numbers through the running stand-in at
+                   PARLEY_TWILIO_BASE_URL, which learns opt-out keywords as Twilio does and
+                   posts the signed inbound SMS to the API at PARLEY_BASE_URL
 
 Both read PARLEY_TWILIO_ACCOUNT_SID and PARLEY_TWILIO_AUTH_TOKEN.
 `
@@ -55,7 +57,7 @@ func carrierServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lcfg := localcarrier.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, Log: log}
+	lcfg := localcarrier.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, InboundURL: cfg.BaseURL, Log: log}
 	var standIn *localcarrier.Server
 	if cfg.CarrierStateDir == "" {
 		standIn = localcarrier.New(lcfg)
@@ -82,9 +84,7 @@ func carrierInbound(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	messageSID, err := localcarrier.PostInbound(ctx, localcarrier.InboundRequest{
-		BaseURL: cfg.BaseURL, AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, From: *from, To: *to, Body: *body,
-	}, nil)
+	messageSID, err := localcarrier.TextThrough(ctx, cfg.TwilioBaseURL, cfg.TwilioAccountSID, cfg.TwilioAuthToken, *from, *to, *body, nil)
 	if err != nil {
 		return err
 	}

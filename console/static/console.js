@@ -139,12 +139,13 @@
       showStatus(document.getElementById("status"), s.status, s.label);
       document.getElementById("sent").textContent = s.sent;
       document.getElementById("failed").textContent = s.failed;
+      document.getElementById("opted-out").textContent = s.optedOut;
       document.getElementById("waiting").textContent = s.waiting;
       document.getElementById("canceled").textContent = s.canceled;
       document.getElementById("price").textContent = s.price;
       document.getElementById("eta").hidden = !s.eta;
       document.getElementById("eta-at").textContent = s.eta;
-      if (bar) { bar.value = s.sent + s.failed + s.canceled; if (s.final) bar.hidden = true; }
+      if (bar) { bar.value = s.sent + s.failed + s.canceled + s.optedOut; if (s.final) bar.hidden = true; }
       const cancel = document.getElementById("cancel-form");
       if (cancel && s.final) cancel.hidden = true;
       for (const [id, r] of Object.entries(s.rows)) {

@@ -18,6 +18,15 @@
 //	…0003         accepted, later undelivered with error 30003
 //	anything else accepted, later sent then delivered
 //
+// Like Twilio's default opt-out handling it learns from the messages phones
+// send (Server.Inbound, or POST .../Local/Inbound.json, the stand-in's own
+// endpoint behind `parley carrier inbound`): a phone that texts STOP (or
+// another of Twilio's English opt-out words, alone) to a sender number is
+// refused to that sender with 400, code 21610, until it texts START, YES or
+// UNSTOP. Twilio answers the STOP itself; the stand-in lets the sender's
+// next message through in its place (the sender's confirmation), then
+// refuses.
+//
 // With Config.SenderRate set it also plays a carrier that limits each
 // sender: a send over that many from one From number within a second is
 // refused with 429, code 20429, and not kept.
@@ -29,6 +38,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -70,6 +80,9 @@ type Config struct {
 	// SenderRate, when positive, is the most sends it takes from one From
 	// number within any second; the others are answered 429 (code 20429).
 	SenderRate int
+	// InboundURL is the API's public origin (PARLEY_BASE_URL), where
+	// Inbound delivers the messages phones send.
+	InboundURL string
 	Now        func() time.Time   // defaults to time.Now
 	HTTP       *http.Client       // posts the status callbacks; defaults to a 10 s timeout
 	Log        logrus.FieldLogger // defaults to a logger on stderr
@@ -87,11 +100,12 @@ type Server struct {
 
 	mu        sync.Mutex
 	closed    bool
-	messages  []twilio.Message // in creation order; deleted ones stay, marked
-	deleted   []bool           // parallel to messages
-	callbacks []string         // parallel to messages: the StatusCallback URL
-	index     map[string]int   // sid -> position in messages, live ones only
-	journal   *journal         // nil: in memory only
+	messages  []twilio.Message  // in creation order; deleted ones stay, marked
+	deleted   []bool            // parallel to messages
+	callbacks []string          // parallel to messages: the StatusCallback URL
+	index     map[string]int    // sid -> position in messages, live ones only
+	consents  map[string]string // consentKey(sender, phone) -> consentAnswering or consentBlocked
+	journal   *journal          // nil: in memory only
 	// taken holds, by From number, when the sends of the last second were
 	// taken (with SenderRate).
 	taken map[string][]time.Time
@@ -109,6 +123,14 @@ func Open(cfg Config, stateDir string) (*Server, error) {
 	s.journal = j
 	owed := map[string]bool{}
 	for _, rec := range recs {
+		if c := rec.Consent; c != nil {
+			if c.State == "" {
+				delete(s.consents, consentKey(c.From, c.To))
+			} else {
+				s.consents[consentKey(c.From, c.To)] = c.State
+			}
+			continue
+		}
 		i, known := s.index[rec.Message.SID]
 		if !known {
 			i = len(s.messages)
@@ -155,13 +177,14 @@ func New(cfg Config) *Server {
 		cfg.Log = logrus.New()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, index: map[string]int{},
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, index: map[string]int{}, consents: map[string]string{},
 		taken: map[string][]time.Time{}}
 	base := "/" + twilio.APIVersion + "/Accounts/{account}/"
 	s.mux.HandleFunc("POST "+base+"Messages.json", s.authorized(s.create))
 	s.mux.HandleFunc("GET "+base+"Messages.json", s.authorized(s.list))
 	s.mux.HandleFunc("GET "+base+"Messages/{file}", s.authorized(s.fetch))
 	s.mux.HandleFunc("DELETE "+base+"Messages/{file}", s.authorized(s.remove))
+	s.mux.HandleFunc("POST "+base+localInboundPath, s.authorized(s.inbound))
 	return s
 }
 
@@ -279,6 +302,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, 0, "the carrier is shutting down")
 		return
 	}
+	if errors.Is(err, errUnsubscribed) {
+		s.cfg.Log.WithFields(logrus.Fields{"to": to, "from": from, "code": twilio.CodeUnsubscribed}).Info("message refused")
+		writeError(w, http.StatusBadRequest, twilio.CodeUnsubscribed, "Attempt to send to unsubscribed recipient "+to+".")
+		return
+	}
 	if err != nil {
 		s.cfg.Log.WithError(err).WithField("sid", sid).Error("message not written to the carrier state")
 		writeError(w, http.StatusInternalServerError, 0, "the carrier could not keep the message")
@@ -339,6 +367,11 @@ func (s *Server) store(m twilio.Message, callback string) (bool, error) {
 		s.mu.Unlock()
 		return false, nil
 	}
+	allowed, consentWritten := s.admit(m.From, m.To)
+	if !allowed {
+		s.mu.Unlock()
+		return true, errUnsubscribed
+	}
 	s.index[m.SID] = len(s.messages)
 	s.messages = append(s.messages, m)
 	s.deleted = append(s.deleted, false)
@@ -347,8 +380,14 @@ func (s *Server) store(m twilio.Message, callback string) (bool, error) {
 	s.wg.Add(1)
 	go s.progress(m.SID, callback)
 	s.mu.Unlock()
+	if err := consentWritten(); err != nil {
+		return true, err
+	}
 	return true, wait()
 }
+
+// errUnsubscribed refuses a message to a phone that opted out of its sender.
+var errUnsubscribed = errors.New("the recipient opted out of this sender")
 
 // record queues rec on the state log; the caller holds s.mu, so records
 // reach the log in the order of the changes they describe. The returned

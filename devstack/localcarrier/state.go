@@ -21,10 +21,13 @@ const stateFile = "messages.log"
 // callback for the recorded status is still to be posted; Deleted says the
 // owner deleted the message.
 type record struct {
-	Message  twilio.Message `json:"message"`
-	Callback string         `json:"callback,omitempty"`
-	Owed     bool           `json:"owed,omitempty"`
-	Deleted  bool           `json:"deleted,omitempty"`
+	Message twilio.Message `json:"message"`
+	// Consent, when set, is a change of a phone's opt-out instead of a
+	// message's state.
+	Consent  *consent `json:"consent,omitempty"`
+	Callback string   `json:"callback,omitempty"`
+	Owed     bool     `json:"owed,omitempty"`
+	Deleted  bool     `json:"deleted,omitempty"`
 }
 
 // journal appends records to the state log and makes each durable (fsync)

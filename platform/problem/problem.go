@@ -52,6 +52,7 @@ const (
 	SMSDailyQuotaExceeded   = "SMS_DAILY_QUOTA_EXCEEDED"
 	SMSNotConfigured        = "SMS_NOT_CONFIGURED"
 	BatchAlreadyConcluded   = "BATCH_ALREADY_CONCLUDED"
+	RecipientOptedOut       = "RECIPIENT_OPTED_OUT"
 	ServiceUnavailable      = "SERVICE_UNAVAILABLE"
 	Internal                = "INTERNAL_ERROR"
 	ConversationNotFound    = "CONVERSATION_NOT_FOUND"
@@ -100,6 +101,7 @@ var codes = []string{
 	SMSDailyQuotaExceeded,
 	SMSNotConfigured,
 	BatchAlreadyConcluded,
+	RecipientOptedOut,
 	ConversationNotFound,
 	ServiceUnavailable,
 	Internal,

@@ -46,6 +46,7 @@ var statuses = map[string]int{
 	SMSDailyQuotaExceeded:   http.StatusTooManyRequests,
 	SMSNotConfigured:        http.StatusServiceUnavailable,
 	BatchAlreadyConcluded:   http.StatusConflict,
+	RecipientOptedOut:       http.StatusForbidden,
 	ServiceUnavailable:      http.StatusServiceUnavailable,
 	Internal:                http.StatusInternalServerError,
 	ConversationNotFound:    http.StatusNotFound,

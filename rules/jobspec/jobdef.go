@@ -22,10 +22,12 @@ const (
 	Transcription Kind = "transcription"
 	Subtitles     Kind = "subtitles"
 	// SMSMessage is a single send, SMSBatch a batch and its parts,
-	// SMSInbound the follow-up of an inbound message.
+	// SMSInbound the follow-up of an inbound message, SMSOptOut the events
+	// of opt-out changes made through the API or the console.
 	SMSMessage Kind = "sms_message"
 	SMSBatch   Kind = "sms_batch"
 	SMSInbound Kind = "sms_inbound"
+	SMSOptOut  Kind = "sms_opt_out"
 	// Conversation is a voice conversation's ingest, and the job kind of
 	// its ledger charge, keyed (conversation, voice_minute): one per call.
 	Conversation Kind = "conversation"

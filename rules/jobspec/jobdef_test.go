@@ -80,6 +80,7 @@ func TestKindsKeepTheirValues(t *testing.T) {
 		SMSMessage:    "sms_message",
 		SMSBatch:      "sms_batch",
 		SMSInbound:    "sms_inbound",
+		SMSOptOut:     "sms_opt_out",
 		Conversation:  "conversation",
 		VoiceSync:     "voice_sync",
 		UploadSweep:   "upload_sweep",

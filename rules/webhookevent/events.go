@@ -22,12 +22,13 @@ const (
 	SubtitlesReburned   = "subtitles.reburned"
 	SMSBatchCompleted   = "sms.batch.completed"
 	SMSMessageReceived  = "sms.message.received"
+	SMSOptOutChanged    = "sms.opt_out.changed"
 	ConversationReady   = "conversation.ready"
 )
 
 var types = []string{
 	TranscriptionDone, TranscriptionFailed, SubtitlesDone, SubtitlesFailed, SubtitlesReburned,
-	SMSBatchCompleted, SMSMessageReceived, ConversationReady,
+	SMSBatchCompleted, SMSMessageReceived, SMSOptOutChanged, ConversationReady,
 }
 
 // Types lists every event type an endpoint can subscribe to.

@@ -108,8 +108,10 @@ type Sent struct {
 
 // Queued is an admitted batch.
 type Queued struct {
-	BatchID        int64
-	Recipients     int
+	BatchID    int64
+	Recipients int
+	// OptedOut counts the recipients kept opted out (not sent, not priced).
+	OptedOut       int
 	EstimatedPrice billing.Micros
 	EstimatedCost  billing.Micros
 	PerCountry     map[string]int
@@ -127,22 +129,36 @@ type SendResult struct {
 // waits for the carrier; several become a batch. A refused request sends
 // nothing, reserves nothing and creates no thread. Refusals come in this
 // order: batch size, unverified phone, bad input (sender, then each
-// recipient's number, template and length), country, quota, balance.
+// recipient's number, template and length), country, an opted-out
+// recipient (one-recipient sends only: a batch keeps it as opted_out),
+// quota, balance.
 func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	send, from, err := s.validate(ctx, req)
 	if err != nil {
 		return SendResult{}, err
 	}
-	var estimate billing.Micros
-	perCountry := map[string]int{}
-	var cost billing.Micros
-	for _, m := range send.Messages {
-		estimate += m.PriceMicros
-		cost += m.CostMicros
-		perCountry[m.Country]++
-	}
+	var estimate, cost billing.Micros
+	var perCountry map[string]int
+	optedOut := 0
 	batchID, err := s.d.SMS.Admit(ctx, &send, s.d.Now(), func(u model.SMSUsage) error {
-		if err := s.checkQuota(u, send.Messages); err != nil {
+		if o, out := u.OptedOut[send.Messages[0].ToPhone]; out && !send.Batch {
+			return problem.New(problem.RecipientOptedOut, map[string]any{"phone": o.Phone, "since": o.Since.UTC()})
+		}
+		// Opted-out recipients of a batch are kept, unpriced: they take no
+		// quota and no reservation.
+		var sendable []model.SMSMessage
+		estimate, cost, perCountry, optedOut = 0, 0, map[string]int{}, 0
+		for _, m := range send.Messages {
+			if m.Status == sms.OptedOut {
+				optedOut++
+				continue
+			}
+			sendable = append(sendable, m)
+			estimate += m.PriceMicros
+			cost += m.CostMicros
+			perCountry[m.Country]++
+		}
+		if err := s.checkQuota(u, sendable); err != nil {
 			return err
 		}
 		if u.Available < estimate {
@@ -178,7 +194,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		return SendResult{}, s.notStarted(ctx, log, batchID, 0, err)
 	}
 	log.WithField("workflow_id", workflows.SMSBatchWorkflowID(batchID)).Info("sms batch admitted")
-	q := &Queued{BatchID: batchID, Recipients: len(send.Messages), EstimatedPrice: estimate, EstimatedCost: cost, PerCountry: perCountry}
+	q := &Queued{BatchID: batchID, Recipients: len(send.Messages), OptedOut: optedOut, EstimatedPrice: estimate, EstimatedCost: cost, PerCountry: perCountry}
 	if !send.SendAt.IsZero() {
 		q.SendAt = &send.SendAt
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"parley/model"
+	"parley/rules/sms"
 )
 
 // AccountStore reads accounts.
@@ -32,6 +33,16 @@ type SMSStore interface {
 	CancelBatch(ctx context.Context, accountID string, id int64) (model.SMSBatch, error)
 	CancelMessage(ctx context.Context, accountID string, id int64) (model.SMSMessage, error)
 	SetQuietHours(ctx context.Context, accountID string, start, end *string) error
+	OptOut(ctx context.Context, accountID, phone string) (model.SMSOptOut, bool, error)
+	OptOuts(ctx context.Context, accountID string, f model.OptOutFilter) ([]model.SMSOptOut, error)
+	AddOptOuts(ctx context.Context, accountID string, phones []string, source string, messageID *int64, now time.Time) ([]model.SMSOptOut, []model.SMSOptOutChange, error)
+	RemoveOptOut(ctx context.Context, accountID, phone, source string, messageID *int64, now time.Time) (model.SMSOptOutChange, bool, error)
+	Keywords(ctx context.Context, accountID string) (map[string]sms.Keyword, error)
+	KeywordList(ctx context.Context, accountID string) ([]model.SMSKeyword, error)
+	AddKeyword(ctx context.Context, accountID, keyword string, kind sms.Keyword) error
+	RemoveKeyword(ctx context.Context, accountID, keyword string) error
+	ReplyTexts(ctx context.Context, accountID string) (model.SMSReplyTexts, error)
+	SetReplyTexts(ctx context.Context, accountID string, t model.SMSReplyTexts) error
 }
 
 // SMSPrices reads what a segment to each country costs.

@@ -149,7 +149,10 @@ func (s *Service) Reply(ctx context.Context, req ReplyRequest) (Sent, error) {
 
 // Receive verifies the carrier's inbound webhook and stores the message
 // sent to one of the owned numbers, once per carrier sid, in its thread,
-// and starts the workflow that raises sms.message.received. A retried
+// and starts the workflow that raises sms.message.received. A body that is
+// a compliance keyword (the platform's or the account's own) opts its
+// sender out or back in as it is stored; the workflow then raises
+// sms.opt_out.changed and answers the keyword. A retried
 // webhook stores nothing new but starts the workflow again (a no-op once it
 // exists), so an earlier attempt that stored the message and then failed to
 // start it is completed. A message to a number nobody owns is logged and
@@ -174,11 +177,16 @@ func (s *Service) Receive(ctx context.Context, cb CarrierCallback) error {
 	}
 	body := cleanInbound(in.Body)
 	seg := sms.Measure(body)
+	own, err := s.d.SMS.Keywords(ctx, number.AccountID)
+	if err != nil {
+		return err
+	}
+	keyword := sms.Classify(body, own)
 	// The country of a sender that is no E.164 number (a short code, an
 	// alphanumeric id) is unknown: replies to it are refused at validation.
 	phone, _ := sms.ParsePhone(in.From)
 	m, stored, err := s.d.SMS.Receive(ctx, model.Inbound{SID: in.SID, Number: number, From: in.From, Country: phone.Country,
-		Body: body, Segments: seg.Segments, Encoding: string(seg.Encoding)}, s.d.Now())
+		Body: body, Segments: seg.Segments, Encoding: string(seg.Encoding), Keyword: string(keyword)}, s.d.Now())
 	if err != nil {
 		return err
 	}
@@ -188,7 +196,7 @@ func (s *Service) Receive(ctx context.Context, cb CarrierCallback) error {
 	if err := workflows.StartSMSReceived(ctx, s.d.Temporal, job, workflows.SMSReceivedInput{MessageID: m.ID}); err != nil {
 		return err
 	}
-	log.WithField("stored", stored).Info("inbound sms received")
+	log.WithFields(logrus.Fields{"stored": stored, "keyword": keyword}).Info("inbound sms received")
 	return nil
 }
 

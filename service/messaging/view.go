@@ -17,6 +17,7 @@ type BatchView struct {
 	TotalRecipients int        `json:"totalRecipients"`
 	SentCount       int        `json:"sentCount"`
 	FailedCount     int        `json:"failedCount"`
+	OptedOutCount   int        `json:"optedOutCount"`
 	TotalCostUSD    float64    `json:"totalCostUsd"`
 	TotalPriceUSD   float64    `json:"totalPriceUsd"`
 	CreatedAt       time.Time  `json:"createdAt"`
@@ -79,7 +80,8 @@ func notBefore(m model.SMSMessage) *time.Time {
 
 // NewBatchView shapes a batch and its messages (in recipient order). The
 // counts follow decisions.md: sent is sent or delivered, failed is failed
-// or undelivered; the totals add what was charged.
+// or undelivered, opted out is refused for an opt-out; the totals add what
+// was charged.
 func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 	v := BatchView{ID: b.ID, Status: b.Status, TotalRecipients: b.TotalRecipients, CreatedAt: b.CreatedAt.UTC(),
 		StartedAt: utc(b.StartedAt), CompletedAt: utc(b.CompletedAt), SendAt: utc(b.SendAt), CanceledAt: utc(b.CanceledAt),
@@ -98,6 +100,8 @@ func NewBatchView(b model.SMSBatch, ms []model.SMSMessage) BatchView {
 			v.SentCount++
 		case sms.Failed, sms.Undelivered:
 			v.FailedCount++
+		case sms.OptedOut:
+			v.OptedOutCount++
 		case sms.Queued:
 			queued++
 		case sms.Waiting:
@@ -171,13 +175,26 @@ type ThreadView struct {
 	LastMessageAt     time.Time  `json:"lastMessageAt"`
 	UnreadCount       int        `json:"unreadCount"`
 	ArchivedAt        *time.Time `json:"archivedAt"`
+	// OptOut is the remote number's opt-out of the account, null when it
+	// may be texted.
+	OptOut *ThreadOptOut `json:"optOut"`
+}
+
+// ThreadOptOut is when and how a thread's remote number opted out.
+type ThreadOptOut struct {
+	Since  time.Time `json:"since"`
+	Source string    `json:"source"`
 }
 
 // NewThreadView shapes a thread.
 func NewThreadView(t model.SMSThread) ThreadView {
-	return ThreadView{ID: t.ID, OwnedNumberID: t.OwnedNumberID, OwnedNumber: t.OwnedNumber, RemotePhone: t.RemotePhone,
+	v := ThreadView{ID: t.ID, OwnedNumberID: t.OwnedNumberID, OwnedNumber: t.OwnedNumber, RemotePhone: t.RemotePhone,
 		RemoteContactName: t.RemoteContactName, LastMessageAt: t.LastMessageAt.UTC(), UnreadCount: t.UnreadCount,
 		ArchivedAt: utc(t.ArchivedAt)}
+	if t.OptOutSince != nil && t.OptOutSource != nil {
+		v.OptOut = &ThreadOptOut{Since: t.OptOutSince.UTC(), Source: *t.OptOutSource}
+	}
+	return v
 }
 
 // MessageView is an SMS message as GET /sms/threads/{id} returns it, defined
@@ -186,6 +203,7 @@ type MessageView struct {
 	ID                int64      `json:"id"`
 	ThreadID          int64      `json:"threadId"`
 	Direction         string     `json:"direction"`
+	Kind              string     `json:"kind"`
 	From              string     `json:"from"`
 	To                string     `json:"to"`
 	Body              string     `json:"body"`
@@ -206,7 +224,7 @@ type MessageView struct {
 // not accepted).
 func NewMessageView(m model.SMSMessage) MessageView {
 	price, _ := Charged(m)
-	return MessageView{ID: m.ID, ThreadID: m.ThreadID, Direction: m.Direction, From: m.FromPhone, To: m.ToPhone,
+	return MessageView{ID: m.ID, ThreadID: m.ThreadID, Direction: m.Direction, Kind: m.Kind, From: m.FromPhone, To: m.ToPhone,
 		Body: m.Body, Segments: m.Segments, Encoding: m.Encoding, Status: m.Status, UpstreamMessageID: m.UpstreamSID,
 		ErrorCode: m.ErrorCode, ErrorMessage: m.ErrorMessage, PriceUSD: price.USD(), SentAt: utc(m.SentAt),
 		DeliveredAt: utc(m.DeliveredAt), CreatedAt: m.CreatedAt.UTC()}
@@ -245,6 +263,7 @@ func NewSentView(m model.SMSMessage) SentView {
 type BatchAccepted struct {
 	JobID             int64          `json:"jobId"`
 	RecipientCount    int            `json:"recipientCount"`
+	OptedOutCount     int            `json:"optedOutCount"`
 	EstimatedCostUSD  float64        `json:"estimatedCostUsd"`
 	EstimatedPriceUSD float64        `json:"estimatedPriceUsd"`
 	PerCountry        map[string]int `json:"perCountry"`
@@ -254,7 +273,7 @@ type BatchAccepted struct {
 
 // NewBatchAccepted shapes an admitted batch.
 func NewBatchAccepted(q Queued) BatchAccepted {
-	return BatchAccepted{JobID: q.BatchID, RecipientCount: q.Recipients,
+	return BatchAccepted{JobID: q.BatchID, RecipientCount: q.Recipients, OptedOutCount: q.OptedOut,
 		EstimatedCostUSD: q.EstimatedCost.USD(), EstimatedPriceUSD: q.EstimatedPrice.USD(), PerCountry: q.PerCountry,
 		SendAt: utc(q.SendAt)}
 }

@@ -54,6 +54,9 @@ type Notifier struct {
 	Mail          Mailer
 	Push          Pusher
 	SMS           Texter
+	// OptOuts says whether the owner's phone opted out of the account's
+	// texts: a notification by SMS is then skipped.
+	OptOuts OptOutReader
 	// SMSFrom is the sender number of notification texts.
 	SMSFrom string
 	// BaseURL is the API's public origin, for the job's link.
@@ -69,6 +72,11 @@ type Outbox interface {
 // JobReader reads a job whatever its owner.
 type JobReader interface {
 	Get(ctx context.Context, id int64) (model.Job, error)
+}
+
+// OptOutReader reads a number's opt-out of an account's texts.
+type OptOutReader interface {
+	OptOut(ctx context.Context, accountID, phone string) (model.SMSOptOut, bool, error)
 }
 
 // AccountReader reads an account.
@@ -214,6 +222,15 @@ func (n *Notifier) sms(ctx context.Context, job model.Job, account model.Account
 	}
 	if account.Phone == nil || !account.PhoneVerified {
 		return skipped("the account has no verified phone number")
+	}
+	if n.OptOuts != nil {
+		_, out, err := n.OptOuts.OptOut(ctx, account.ID, *account.Phone)
+		if err != nil {
+			return temporary(err)
+		}
+		if out {
+			return skipped("the phone opted out of the account's texts")
+		}
 	}
 	nt, err := n.render(job, account)
 	if err != nil {

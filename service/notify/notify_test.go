@@ -164,6 +164,13 @@ func TestDeliver(t *testing.T) {
 		{name: "SMS to an unverified phone", channel: SMS, account: model.Account{ID: "acc_1", Locale: "en", Phone: &phone},
 			setup: func(n *Notifier) { n.SMS, n.SMSFrom = &texter{}, "+15005550006" }, closed: "skipped: the account has no verified phone number"},
 		{name: "SMS sent", channel: SMS, setup: func(n *Notifier) { n.SMS, n.SMSFrom = &texter{}, "+15005550006" }, closed: "sent: "},
+		{name: "SMS sent to a phone that has not opted out", channel: SMS,
+			setup:  func(n *Notifier) { n.SMS, n.SMSFrom, n.OptOuts = &texter{}, "+15005550006", optOuts{} },
+			closed: "sent: "},
+		{name: "SMS to a phone that opted out is skipped", channel: SMS,
+			setup: func(n *Notifier) {
+				n.SMS, n.SMSFrom, n.OptOuts = &texter{}, "+15005550006", optOuts{"acc_1/" + *owner.Phone: true}
+			}, closed: "skipped: the phone opted out of the account's texts"},
 		{name: "a retried SMS the carrier already has is not sent twice", channel: SMS, at: Attempt{Retry: true},
 			setup:  func(n *Notifier) { n.SMS, n.SMSFrom = &texter{found: true}, "+15005550006" },
 			closed: "sent: found at the carrier after an interrupted attempt: SM0"},
@@ -213,4 +220,12 @@ func TestDeliver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// optOuts holds the opted-out "account/phone" pairs.
+type optOuts map[string]bool
+
+func (o optOuts) OptOut(_ context.Context, accountID, phone string) (model.SMSOptOut, bool, error) {
+	out := o[accountID+"/"+phone]
+	return model.SMSOptOut{AccountID: accountID, Phone: phone}, out, nil
 }

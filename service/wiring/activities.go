@@ -75,7 +75,7 @@ func Activities(d ActivityDeps) (activities.Set, error) {
 		if err != nil {
 			return acts, err
 		}
-		acts.SMS = &activities.SMS{Store: store.SMS, Carrier: carrier,
+		acts.SMS = &activities.SMS{Store: store.SMS, Accounts: store.Accounts, Carrier: carrier,
 			StatusCallback: cfg.BaseURL + "/hooks/twilio/sms/status", Events: events, Now: time.Now, Quotas: cfg.SMSDailyQuotas}
 	}
 	return acts, nil

@@ -96,7 +96,7 @@ func New(d Deps) Services {
 // configured yet: the caller sets the ones it has.
 func Notifier(store storage.Store, catalog *i18n.Catalog, smsFrom, baseURL string) *notify.Notifier {
 	return &notify.Notifier{
-		Outbox: store.Notifications, Jobs: store.Jobs, Accounts: store.Accounts, Subscriptions: store.Push,
+		Outbox: store.Notifications, Jobs: store.Jobs, Accounts: store.Accounts, Subscriptions: store.Push, OptOuts: store.SMS,
 		Catalog: catalog, SMSFrom: smsFrom, BaseURL: baseURL,
 	}
 }
