@@ -30,6 +30,7 @@ import (
 	"parley/provider/stdwebhook"
 	"parley/rules/billing"
 	"parley/rules/webhookevent"
+	"parley/service/messaging"
 	"parley/service/notify"
 	"parley/storage"
 	"parley/workflows"
@@ -103,11 +104,18 @@ func newHookReceiver(t testing.TB, status func(n int) int) *hookReceiver {
 func always200(int) int { return http.StatusOK }
 
 // emptyBatch is the data of an sms.batch.completed event the tests emit
-// themselves: a batch as GET /sms/jobs/{id} shows it, as the document says
-// the event carries.
-var emptyBatch = []byte(`{"id":1,"status":"completed","totalRecipients":0,"sentCount":0,"failedCount":0,` +
-	`"optedOutCount":0,"totalCostUsd":0,"totalPriceUsd":0,"createdAt":"2026-01-01T00:00:00Z","startedAt":"2026-01-01T00:00:00Z",` +
-	`"completedAt":"2026-01-01T00:00:01Z","recipients":[]}`)
+// themselves: a batch as GET /sms/jobs/{id} shows it (the same view), as
+// the document says the event carries.
+var emptyBatch = func() []byte {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	done := at.Add(time.Second)
+	b, err := json.Marshal(messaging.NewBatchView(model.SMSBatch{ID: 1, Status: model.BatchCompleted, CreatedAt: at, StartedAt: &at,
+		CompletedAt: &done}, nil))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
 
 func (r *hookReceiver) deliveries() []delivered {
 	r.mu.Lock()
