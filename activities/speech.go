@@ -42,15 +42,15 @@ type Speech struct {
 	Split chunking.Params
 }
 
-// run fetches audioKey and transcribes it in language.
-func (a *Speech) run(ctx context.Context, jobID int64, audioKey, language string) (transcript.Transcript, error) {
+// run fetches the chunk's audio and transcribes it in language.
+func (a *Speech) run(ctx context.Context, jobID int64, chunk workflows.Chunk, language string) (transcript.Transcript, error) {
 	dir, cleanup, err := workDir(a.TempDir, jobID)
 	if err != nil {
 		return transcript.Transcript{}, err
 	}
 	defer cleanup()
 	wav := filepath.Join(dir, "audio.wav")
-	if err := a.Objects.GetFile(ctx, audioKey, wav); err != nil {
+	if err := a.fetch(ctx, chunk, wav); err != nil {
 		return transcript.Transcript{}, err
 	}
 	t, err := a.Engine.Transcribe(ctx, wav, speech.Options{Language: language})
@@ -64,6 +64,26 @@ func (a *Speech) run(ctx context.Context, jobID int64, audioKey, language string
 		return t, err
 	}
 	return t, nil
+}
+
+// fetch writes the chunk's audio to wav: its own object, or its range of
+// the job's prepared audio under a WAV header of its own.
+func (a *Speech) fetch(ctx context.Context, chunk workflows.Chunk, wav string) error {
+	r := chunk.Range
+	if r == nil {
+		return a.Objects.GetFile(ctx, chunk.AudioKey, wav)
+	}
+	var format [16]byte
+	if len(r.Format) != len(format) {
+		return fmt.Errorf("chunk %d: a %d-byte WAV format, want %d", chunk.Index, len(r.Format), len(format))
+	}
+	copy(format[:], r.Format)
+	samples, err := a.Objects.Open(ctx, r.Key, r.Offset, r.Size)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", r.Key, err)
+	}
+	defer samples.Close()
+	return media.WriteWAV(wav, format, samples, r.Size)
 }
 
 // store writes a transcript onto its job.
@@ -89,8 +109,8 @@ func (a *Speech) store(ctx context.Context, jobID int64, t transcript.Transcript
 
 // SplitAudio plans how a job's audio is transcribed. Audio that a.Split
 // does not cut is one chunk, the audio itself, and is not even fetched;
-// longer audio is cut in the middle of pauses and each chunk stored under
-// its own key. The language is the job's, or the engine's only one, or ""
+// longer audio is cut in the middle of pauses, each chunk a range of the
+// audio that its TranscribeChunk reads (nothing is stored). The language is the job's, or the engine's only one, or ""
 // for the engine to detect. The job's progress then counts its chunks
 // (TranscribeChunk marks each).
 func (a *Speech) SplitAudio(ctx context.Context, in workflows.SplitAudioInput) (workflows.SplitResult, error) {
@@ -130,18 +150,12 @@ func (a *Speech) splitAudio(ctx context.Context, in workflows.SplitAudioInput) (
 		return workflows.SplitResult{}, err
 	}
 	for i, s := range spans {
-		piece := filepath.Join(dir, fmt.Sprintf("chunk-%d.wav", i))
-		if err := media.CutWAV(wav, layout, s.Start, s.End, piece); err != nil {
+		offset, size, err := layout.Span(s.Start, s.End)
+		if err != nil {
 			return workflows.SplitResult{}, err
 		}
-		key := jobspec.ChunkAudioKey(in.JobID, i)
-		if err := a.Objects.PutFile(ctx, key, piece, "audio/wav"); err != nil {
-			return workflows.SplitResult{}, err
-		}
-		if err := os.Remove(piece); err != nil {
-			return workflows.SplitResult{}, err
-		}
-		plan.Chunks = append(plan.Chunks, workflows.Chunk{Index: i, AudioKey: key, StartSec: s.Start, EndSec: s.End})
+		r := &workflows.AudioRange{Key: in.AudioKey, Offset: offset, Size: size, Format: layout.Format[:]}
+		plan.Chunks = append(plan.Chunks, workflows.Chunk{Index: i, Range: r, StartSec: s.Start, EndSec: s.End})
 	}
 	return plan, nil
 }
@@ -198,7 +212,7 @@ func (a *Speech) language(requested string) string {
 // counted once in the job's progress (ChunkDone's mark is per chunk).
 func (a *Speech) TranscribeChunk(ctx context.Context, in workflows.TranscribeChunkInput) (workflows.ChunkResult, error) {
 	defer keepAlive(ctx)()
-	t, err := a.run(ctx, in.JobID, in.Chunk.AudioKey, in.Language)
+	t, err := a.run(ctx, in.JobID, in.Chunk, in.Language)
 	if err != nil {
 		return workflows.ChunkResult{}, err
 	}

@@ -51,8 +51,12 @@ type platform struct {
 	temporal client.Client
 	api      *httptest.Server
 	worker   worker.Workers
-	events   *activities.Events
-	now      func() time.Time
+	// engine is the in-process worker's speech engine. A `parley worker`
+	// process warms it at its start (Warm for its CPU slots); the tests'
+	// platforms leave that to the tests that time it.
+	engine *speech.Pocketsphinx
+	events *activities.Events
+	now    func() time.Time
 	// carrier is the local SMS carrier, when the options asked for one.
 	carrier *localcarrier.Server
 	// carrierLog records when the carrier took each send, and its 429s.
@@ -130,6 +134,7 @@ func startPlatform(t testing.TB, o options) *platform {
 		t.Fatal(err)
 	}
 	engine := &speech.Pocketsphinx{}
+	p.engine = engine
 	tool := media.NewTool()
 	tool.Threads = p.cfg.FFmpegThreads()
 	// The listener exists before the server so links carry its real origin.

@@ -375,12 +375,15 @@ func TestTranscriptionWorkflow(t *testing.T) {
 	}
 }
 
-// chunks are three parts of a job's audio, as splitting stores them.
+// chunks are three parts of a job's audio, as splitting plans them: ranges
+// of its prepared audio.
 func chunks() []workflows.Chunk {
 	cuts := []float64{0, 20.5, 41.25, decodedSec}
 	out := make([]workflows.Chunk, 3)
 	for i := range out {
-		out[i] = workflows.Chunk{Index: i, AudioKey: jobspec.ChunkAudioKey(jobID, i), StartSec: cuts[i], EndSec: cuts[i+1]}
+		r := &workflows.AudioRange{Key: jobspec.AudioKey(jobID), Offset: 44 + int64(cuts[i]*32000), Size: int64((cuts[i+1] - cuts[i]) * 32000),
+			Format: make([]byte, 16)}
+		out[i] = workflows.Chunk{Index: i, Range: r, StartSec: cuts[i], EndSec: cuts[i+1]}
 	}
 	return out
 }

@@ -73,13 +73,26 @@ type SplitAudioInput struct {
 	DurationSec float64
 }
 
-// Chunk is one part of a job's audio: its own object (or the whole audio's
-// when it was not split) and where it lies in the whole.
+// Chunk is one part of a job's audio and where it lies in the whole: the
+// whole audio's object when it was not split (AudioKey), or its bytes in it
+// (Range). Splits planned before Range existed stored each chunk as its
+// own object, under AudioKey.
 type Chunk struct {
 	Index    int
-	AudioKey string
+	AudioKey string      `json:",omitempty"`
+	Range    *AudioRange `json:",omitempty"`
 	StartSec float64
 	EndSec   float64
+}
+
+// AudioRange is a chunk's samples in the job's prepared audio: Size bytes
+// from Offset in the WAV object Key, whose format (its fmt chunk's 16 bytes)
+// is Format. The chunk is read with a ranged read and given its own WAV
+// header, so the split stores no second copy of the audio.
+type AudioRange struct {
+	Key          string
+	Offset, Size int64
+	Format       []byte
 }
 
 // SplitResult is how a job's audio is transcribed: its chunks, and the

@@ -153,6 +153,7 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	stop = w.Stop
+	warm(s)
 	if s.cfg.VoiceConfigured() {
 		err = workflows.EnsureVoiceSchedule(ctx, s.temporal.ScheduleClient(), s.cfg.VoiceSyncInterval)
 	} else {
@@ -169,6 +170,26 @@ func startWorkers(ctx context.Context, s *services) (stop func(), err error) {
 		"workers": len(w), "slots_cpu": s.cfg.SlotsCPU, "slots_speech": s.cfg.SlotsSpeech, "sms": acts.SMS != nil, "voice": s.cfg.VoiceConfigured(),
 	}).Info("worker started")
 	return stop, nil
+}
+
+// warm loads an engine that decodes in the process (pocketsphinx) for
+// each CPU slot in the background, so that the first chunks the worker takes
+// do not wait on the model load; a chunk that starts meanwhile takes the
+// first decoder loaded. A model that does not load is logged here and fails
+// the chunks that need it.
+func warm(s *services) {
+	w, ok := s.engine.(speech.Warmer)
+	if !ok {
+		return
+	}
+	go func() {
+		start := time.Now()
+		if err := w.Warm(s.cfg.SlotsCPU); err != nil {
+			s.log.WithError(err).Error("speech engine not loaded")
+			return
+		}
+		s.log.WithFields(logrus.Fields{"engine": s.engine.Name(), "decoders": s.cfg.SlotsCPU, "took": time.Since(start).Round(time.Millisecond).String()}).Info("speech engine loaded")
+	}()
 }
 
 // newNotifier builds the notification channels that are configured; the

@@ -233,7 +233,7 @@ var Vars = []Var{
 	// conversation endpoints; every process holding the key counts.
 	{"PARLEY_ELEVENLABS_CONCURRENCY", "3", "conversation API requests (voice sync and ingests) one process sends ElevenLabs at once; the account's plan limits them all together (Starter 3, Creator 5, Pro 10, Scale 15): divide it among the worker processes"},
 	{"PARLEY_SLOTS_JOBS", "", "activities one worker runs at once on task queue parley-jobs (downloads, transcript merges, bookkeeping); empty means twice the machine's cores"},
-	{"PARLEY_SLOTS_CPU", "", "CPU-bound activities one worker runs at once on task queue parley-cpu (ffmpeg and pocketsphinx's chunks); empty means the machine's cores; each ffmpeg may use the cores divided by this many threads (at least 1)"},
+	{"PARLEY_SLOTS_CPU", "", "CPU-bound activities one worker runs at once on task queue parley-cpu (ffmpeg and pocketsphinx's chunks); empty means the machine's cores; each ffmpeg may use the cores divided by this many threads (at least 1); with pocketsphinx a worker loads one decoder (~90 MB) per slot at its start"},
 	// 4: a chunk sent to a hosted engine mostly waits on the network, and
 	// hosted APIs cap a key's concurrent requests, commonly at a handful.
 	{"PARLEY_SLOTS_SPEECH", "4", "chunks one worker sends a hosted engine (openai, elevenlabs) at once, on task queue parley-speech"},

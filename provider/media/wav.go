@@ -92,39 +92,60 @@ func WAVDuration(path string) (float64, error) {
 
 // CutWAV writes the samples of src (laid out as l) from second from to
 // second to into out, a WAV file of the same format. Both ends are rounded
-// down to a whole sample, so consecutive cuts at the same second share no
-// sample and lose none.
+// down to a whole sample (Span), so consecutive cuts at the same second
+// share no sample and lose none.
 func CutWAV(src string, l WAVLayout, from, to float64, out string) error {
-	start, end := l.sampleByte(from), l.sampleByte(to)
-	if end < start {
-		return fmt.Errorf("media: cut %.3f-%.3f s: end before start", from, to)
+	offset, size, err := l.Span(from, to)
+	if err != nil {
+		return err
 	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	return WriteWAV(out, l.Format, io.NewSectionReader(in, offset, size), size)
+}
+
+// Span is where the samples from second from to second to lie in the file
+// laid out as l: size bytes from offset. Both ends are rounded down to a
+// whole sample, so consecutive spans at the same second share no sample
+// and lose none.
+func (l WAVLayout) Span(from, to float64) (offset, size int64, err error) {
+	start, end := l.sampleByte(from), l.sampleByte(to)
+	if end < start {
+		return 0, 0, fmt.Errorf("media: cut %.3f-%.3f s: end before start", from, to)
+	}
+	return l.DataOffset + start, end - start, nil
+}
+
+// WriteWAV writes out, a WAV file of the given format (a fmt chunk's 16
+// bytes) holding the size bytes of samples r gives.
+func WriteWAV(out string, format [16]byte, r io.Reader, size int64) error {
 	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
-	size := end - start
 	le := binary.LittleEndian
 	hdr := append([]byte("RIFF"), le.AppendUint32(nil, uint32(36+size))...)
 	hdr = append(hdr, "WAVEfmt "...)
 	hdr = le.AppendUint32(hdr, 16)
-	hdr = append(hdr, l.Format[:]...)
+	hdr = append(hdr, format[:]...)
 	hdr = append(hdr, "data"...)
 	hdr = le.AppendUint32(hdr, uint32(size))
 	_, err = f.Write(hdr)
 	if err == nil {
-		_, err = io.Copy(f, io.NewSectionReader(in, l.DataOffset+start, size))
+		var n int64
+		n, err = io.Copy(f, io.LimitReader(r, size))
+		if err == nil && n != size {
+			err = fmt.Errorf("%d of %d bytes of samples", n, size)
+		}
 	}
 	if closeErr := f.Close(); err == nil {
 		err = closeErr
 	}
 	if err != nil {
-		return fmt.Errorf("media: cut %s: %w", out, err)
+		return fmt.Errorf("media: write %s: %w", out, err)
 	}
 	return nil
 }

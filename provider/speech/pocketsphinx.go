@@ -68,11 +68,18 @@ func (p *Pocketsphinx) paths() (hmm, dict, lm string) {
 func (p *Pocketsphinx) decoders() *decoders {
 	p.once.Do(func() {
 		hmm, dict, lm := p.paths()
-		p.pool = &decoders{hmm: hmm, dict: dict, lm: lm}
+		p.pool = newDecoders(hmm, dict, lm)
 		runtime.AddCleanup(p, (*decoders).close, p.pool)
 	})
 	return p.pool
 }
+
+// Warm loads decoders until p holds n, one for each of n transcriptions at
+// once (a worker's CPU slots), and returns when they are loaded: loading the
+// models takes most of a second of CPU and ~90 MB each, which a worker then
+// pays at its start rather than in its first jobs. A transcription that
+// starts meanwhile takes the first decoder loaded.
+func (p *Pocketsphinx) Warm(n int) error { return p.decoders().warm(n) }
 
 // Transcribe decodes a 16 kHz mono 16-bit PCM WAV file (what the pipeline
 // prepares) with a loaded decoder. Cancelling ctx stops it within tens of
@@ -107,7 +114,7 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, audioPath string, opts Op
 	}
 	segs, err := d.decode(ctx, io.NewSectionReader(f, layout.DataOffset, layout.DataSize))
 	if err != nil && ctx.Err() == nil {
-		d.free() // a decoder that failed is not trusted with another file
+		pool.discard(d) // a decoder that failed is not trusted with another file
 		return transcript.Transcript{}, err
 	}
 	pool.put(d)

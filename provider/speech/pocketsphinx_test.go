@@ -278,3 +278,61 @@ func continuousWords(t *testing.T, path string) []transcript.Word {
 	}
 	return pocketsphinxWords(segs)
 }
+
+// TestPocketsphinxWarm: Warm loads decoders until the engine holds n and
+// returns once they are loaded; a transcription that starts while one is
+// loading takes it rather than loading its own; a model that does not load
+// is Warm's error and leaves nothing counted.
+func TestPocketsphinxWarm(t *testing.T) {
+	requireTools(t)
+	p := &Pocketsphinx{}
+	pool := p.decoders()
+	counts := func() (made, idle int) {
+		pool.mu.Lock()
+		defer pool.mu.Unlock()
+		return pool.made, len(pool.idle)
+	}
+	warmed := make(chan error, 1)
+	go func() { warmed <- p.Warm(1) }()
+	for {
+		pool.mu.Lock()
+		warming := pool.warming
+		pool.mu.Unlock()
+		if warming > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	d, err := pool.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made, _ := counts(); made != 1 {
+		t.Errorf("a decoder asked for while Warm loads one: %d loaded, want the one Warm loaded", made)
+	}
+	pool.put(d)
+	if err := <-warmed; err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Warm(2); err != nil {
+		t.Fatal(err)
+	}
+	if made, idle := counts(); made != 2 || idle != 2 {
+		t.Errorf("after Warm(2): %d loaded, %d idle; want 2 and 2", made, idle)
+	}
+	path, _ := writeSilentWAV(t, 0.5)
+	if _, err := p.Transcribe(context.Background(), path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if made, idle := counts(); made != 2 || idle != 2 {
+		t.Errorf("after a transcription: %d loaded, %d idle; want the warm ones reused", made, idle)
+	}
+
+	broken := &Pocketsphinx{HMM: "/nonexistent"}
+	if err := broken.Warm(1); err == nil {
+		t.Error("Warm with a missing model: no error")
+	}
+	if broken.pool.made != 0 || len(broken.pool.idle) != 0 {
+		t.Errorf("a failed Warm left %d counted, %d idle", broken.pool.made, len(broken.pool.idle))
+	}
+}

@@ -34,6 +34,12 @@ type CPUBound interface {
 	CPUBound()
 }
 
+// Warmer is an engine that loads its models into the worker's process:
+// Warm loads them for n transcriptions at once ahead of the first.
+type Warmer interface {
+	Warm(n int) error
+}
+
 // Options tune one transcription.
 type Options struct {
 	// Language is "" or "auto" to let the engine detect the language, or an

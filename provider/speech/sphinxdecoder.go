@@ -190,26 +190,48 @@ func (d *decoder) decode(ctx context.Context, pcm io.Reader) ([]segment, error) 
 }
 
 // decoders keeps loaded decoders for reuse: as many as were ever in use at
-// once, which the callers bound (a worker runs them in its CPU slots).
+// once, which the callers bound (a worker runs them in its CPU slots), or
+// as many as warm loaded ahead of them.
 type decoders struct {
 	hmm, dict, lm string
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// loaded is signalled when warm has put a decoder in idle or given up.
+	loaded *sync.Cond
 	idle   []*decoder
-	closed bool
+	// made counts the decoders loaded or being loaded and not freed;
+	// warming those that warm is loading.
+	made, warming int
+	closed        bool
 }
 
-// get returns an idle decoder, or loads one.
+func newDecoders(hmm, dict, lm string) *decoders {
+	p := &decoders{hmm: hmm, dict: dict, lm: lm}
+	p.loaded = sync.NewCond(&p.mu)
+	return p
+}
+
+// get returns an idle decoder, or the one warm is loading, or loads one.
 func (p *decoders) get() (*decoder, error) {
 	p.mu.Lock()
+	for len(p.idle) == 0 && p.warming > 0 {
+		p.loaded.Wait()
+	}
 	if n := len(p.idle); n > 0 {
 		d := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
 		return d, nil
 	}
+	p.made++
 	p.mu.Unlock()
-	return newDecoder(p.hmm, p.dict, p.lm)
+	d, err := newDecoder(p.hmm, p.dict, p.lm)
+	if err != nil {
+		p.mu.Lock()
+		p.made--
+		p.mu.Unlock()
+	}
+	return d, err
 }
 
 // put keeps d for the next file, or frees it once the pool is closed.
@@ -221,6 +243,44 @@ func (p *decoders) put(d *decoder) {
 		return
 	}
 	p.idle = append(p.idle, d)
+}
+
+// discard frees d, which failed, instead of keeping it.
+func (p *decoders) discard(d *decoder) {
+	d.free()
+	p.mu.Lock()
+	p.made--
+	p.mu.Unlock()
+}
+
+// warm loads decoders, one after the other, until the pool holds n, and
+// returns once none is being loaded: a transcription that starts meanwhile
+// takes the first one loaded rather than loading its own.
+func (p *decoders) warm(n int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.closed && p.made < n {
+		p.made++
+		p.warming++
+		p.mu.Unlock()
+		d, err := newDecoder(p.hmm, p.dict, p.lm)
+		p.mu.Lock()
+		p.warming--
+		p.loaded.Broadcast()
+		if err != nil {
+			p.made--
+			return err
+		}
+		if p.closed {
+			d.free()
+			break
+		}
+		p.idle = append(p.idle, d)
+	}
+	for p.warming > 0 {
+		p.loaded.Wait()
+	}
+	return nil
 }
 
 // close frees the idle decoders; those in use are freed when put back.

@@ -160,12 +160,10 @@ func OutputKey(jobID int64, run int) string {
 	return fmt.Sprintf("jobs/%d/output-%d.mp4", jobID, run)
 }
 
-// ChunkAudioKey and ChunkTranscriptKey hold the audio and the transcript of
-// the index-th chunk of a job's split audio: a chunk retried on another
-// worker overwrites its own objects.
-func ChunkAudioKey(jobID int64, index int) string {
-	return fmt.Sprintf("jobs/%d/chunks/%d.wav", jobID, index)
-}
+// ChunkTranscriptKey holds the transcript of the index-th chunk of a job's
+// split audio: a chunk retried on another worker overwrites its own object.
+// (Splits planned before chunks were read as ranges of the job's audio
+// stored each chunk's audio beside it, as jobs/{id}/chunks/{n}.wav.)
 func ChunkTranscriptKey(jobID int64, index int) string {
 	return fmt.Sprintf("jobs/%d/chunks/%d.json", jobID, index)
 }
