@@ -114,8 +114,12 @@ func TestSMSPacingHoldsAcrossWorkers(t *testing.T) {
 	if len(times) != batches*each || refused > batches*each/100 {
 		t.Fatalf("the carrier took %d sends and refused %d, want %d and at most %d", len(times), refused, batches*each, batches*each/100)
 	}
+	// A 429 halves the number's pace for a minute (the rest of this test):
+	// the pace the sends are held to from there on.
+	held := float64(pace)
 	if refused > 0 {
-		t.Logf("the carrier refused %d sends over its limit of %d a second; each was sent again later", refused, pace)
+		t.Logf("the carrier refused %d sends over its limit of %d a second; each was sent again later, at half the pace", refused, pace)
+		held /= 2
 	}
 	most, least := busiestWindow(times, time.Second)
 	span := times[len(times)-1].Sub(times[0])
@@ -124,8 +128,8 @@ func TestSMSPacingHoldsAcrossWorkers(t *testing.T) {
 	if most > pace {
 		t.Fatalf("a second held %d sends, over the pace of %d", most, pace)
 	}
-	if rate < 0.9*pace/(1+sms.PaceMargin.Seconds()) {
-		t.Fatalf("%.2f sends a second, well under the pace of %d", rate, pace)
+	if rate < 0.9*held/(1+sms.PaceMargin.Seconds()) {
+		t.Fatalf("%.2f sends a second, well under the pace of %.0f", rate, held)
 	}
 }
 
