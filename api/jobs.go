@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -99,11 +98,7 @@ func (s *Server) deleteJob(c *gin.Context, kind jobspec.Kind) {
 // jobPage reads a job list's query: the page (limit, before) and the
 // filters (file_name, status, from, to), which the job service checks.
 func jobPage(c *gin.Context) (jobs.Page, error) {
-	limit, err := queryInt(c, "limit", jobs.ListLimit, 1, jobs.ListLimit)
-	if err != nil {
-		return jobs.Page{}, err
-	}
-	before, err := queryInt(c, "before", 0, 1, math.MaxInt64)
+	limit, before, err := queryPage(c, jobs.ListLimit, jobs.ListLimit, "before")
 	if err != nil {
 		return jobs.Page{}, err
 	}
@@ -115,12 +110,7 @@ func jobPage(c *gin.Context) (jobs.Page, error) {
 // transcriptions (the route's scope), and subtitle jobs when it holds
 // subtitles:read too.
 func (s *Server) searchTranscripts(c *gin.Context) {
-	limit, err := queryInt(c, "limit", jobs.SearchLimit, 1, jobs.SearchLimit)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	before, err := queryInt(c, "before", 0, 1, math.MaxInt64)
+	limit, before, err := queryPage(c, jobs.SearchLimit, jobs.SearchLimit, "before")
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"math"
 	"net/http"
 	"strings"
 
@@ -25,12 +24,7 @@ func (s *Server) listOptOuts(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	limit, err := queryInt(c, "limit", optOutsDefault, 1, optOutsMax)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	offset, err := queryInt(c, "offset", 0, 0, math.MaxInt32)
+	limit, offset, err := queryPage(c, optOutsDefault, optOutsMax, "offset")
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -180,6 +180,21 @@ func queryInt(c *gin.Context, name string, def, lo, hi int64) (int64, error) {
 	return n, nil
 }
 
+// queryPage reads a page's limit (def when absent, 1 to max) and where it
+// starts: an offset from 0 (cursor "offset") or the id the page ends before
+// (cursor "before", 0 when absent: the newest). The limit is checked first.
+func queryPage(c *gin.Context, def, max int64, cursor string) (limit, from int64, err error) {
+	if limit, err = queryInt(c, "limit", def, 1, max); err != nil {
+		return 0, 0, err
+	}
+	if cursor == "offset" {
+		from, err = queryInt(c, "offset", 0, 0, math.MaxInt32)
+	} else {
+		from, err = queryInt(c, cursor, 0, 1, math.MaxInt64)
+	}
+	return limit, from, err
+}
+
 // checkVariableNames refuses a template variable whose name is not
 // single-line text; field is where the variables are ("variables",
 // "recipients[3].variables"). Names are checked in order, so the answer

@@ -28,12 +28,7 @@ func (s *Server) listThreads(c *gin.Context) {
 		return
 	}
 	var f messaging.ThreadFilter
-	limit, err := queryInt(c, "limit", threadsDefault, 1, threadsMax)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	offset, err := queryInt(c, "offset", 0, 0, math.MaxInt32)
+	limit, offset, err := queryPage(c, threadsDefault, threadsMax, "offset")
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -72,12 +67,7 @@ func (s *Server) getThread(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	limit, err := queryInt(c, "limit", messagesDefault, 1, messagesMax)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	before, err := queryInt(c, "before", 0, 1, math.MaxInt64)
+	limit, before, err := queryPage(c, messagesDefault, messagesMax, "before")
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -168,12 +158,7 @@ func (s *Server) listMessages(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	limit, err := queryInt(c, "limit", threadsDefault, 1, messaging.MessagesMax)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	before, err := queryInt(c, "before", 0, 1, math.MaxInt64)
+	limit, before, err := queryPage(c, threadsDefault, messaging.MessagesMax, "before")
 	if err != nil {
 		s.fail(c, err)
 		return
