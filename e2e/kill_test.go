@@ -189,7 +189,7 @@ func TestWorkerKilledDuringSMSBatch(t *testing.T) {
 	t.Logf("killed the worker with %d of %d messages at the carrier", atKill, n)
 
 	startWorker(t, smsWorkerEnv(p)...)
-	b := p.waitBatch(a, accepted.JobID, 3*time.Minute, func(b smsBatch) bool { return b.SentCount == n })
+	b := p.waitBatch(a, accepted.JobID, 3*time.Minute, func(b smsBatch) bool { return b.SentCount == n && b.CompletedAt != nil })
 	if b.Status != "completed" || b.FailedCount != 0 {
 		t.Fatalf("batch ended %s with %d failed", b.Status, b.FailedCount)
 	}

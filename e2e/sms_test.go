@@ -225,7 +225,7 @@ func TestSMSBatchWithTemplatingCompletes(t *testing.T) {
 	if accepted.RecipientCount != 50 || accepted.PerCountry["US"] != 50 || accepted.EstimatedPriceUSD != 0.5 || accepted.EstimatedCostUSD != 0.395 {
 		t.Fatalf("accepted %+v", accepted)
 	}
-	b := p.waitBatch(a, accepted.JobID, time.Minute, func(b smsBatch) bool { return b.SentCount == 50 })
+	b := p.waitBatch(a, accepted.JobID, time.Minute, func(b smsBatch) bool { return b.SentCount == 50 && b.CompletedAt != nil })
 	if b.Status != "completed" || b.FailedCount != 0 || b.CompletedAt == nil || b.TotalPriceUSD != 0.5 || b.TotalCostUSD != 0.395 {
 		t.Fatalf("batch %+v", b)
 	}
