@@ -307,54 +307,73 @@ func threadsOf(ctx context.Context, tx bun.Tx, send *model.SMSSend, now time.Tim
 
 // ensureThreads finds the threads of an owned number with each of phones
 // (distinct), creating the missing ones, and maps phone to thread. The
-// phones travel as one array (see insertMessages). The statement's snapshot
-// sees neither the rows its INSERT adds (so the union returns each thread
-// once) nor a thread that a concurrent transaction created and committed
-// while the INSERT waited on it: those are read again by a second statement,
-// whose snapshot is newer.
+// phones travel as one array (see insertMessages). The threads are read
+// first and only the missing ones inserted: a batch to known numbers (the
+// usual one) costs one index lookup per number, not an insert that
+// conflicts. A thread that a concurrent transaction created and committed
+// while the insert waited on it conflicts and is not returned: those are
+// read again by a last statement, whose snapshot is newer.
 func ensureThreads(ctx context.Context, tx bun.Tx, accountID string, numberID int64, phones []string, now time.Time) (map[string]int64, error) {
-	var rows []struct {
-		ID          int64  `bun:"id"`
-		RemotePhone string `bun:"remote_phone"`
-	}
-	err := tx.NewRaw(`WITH created AS (
-			INSERT INTO sms_threads (account_id, owned_number_id, remote_phone, last_message_at)
-			SELECT ?, ?, p, ? FROM unnest(?::text[]) AS p
-			ON CONFLICT (owned_number_id, remote_phone) DO NOTHING
-			RETURNING id, remote_phone)
-		SELECT id, remote_phone FROM created
-		UNION ALL
-		SELECT id, remote_phone FROM sms_threads WHERE owned_number_id = ? AND remote_phone = ANY(?::text[])`,
-		accountID, numberID, now, pgdialect.Array(phones), numberID, pgdialect.Array(phones)).Scan(ctx, &rows)
-	if err != nil {
-		return nil, fmt.Errorf("find sms threads: %w", err)
-	}
 	out := make(map[string]int64, len(phones))
-	for _, t := range rows {
-		out[t.RemotePhone] = t.ID
+	if err := readThreads(ctx, tx, numberID, phones, out); err != nil {
+		return nil, err
 	}
-	var missing []string
-	for _, p := range phones {
-		if _, ok := out[p]; !ok {
-			missing = append(missing, p)
-		}
-	}
+	missing := unmapped(phones, out)
 	if len(missing) == 0 {
 		return out, nil
 	}
-	rows = rows[:0]
-	err = tx.NewRaw(`SELECT id, remote_phone FROM sms_threads WHERE owned_number_id = ? AND remote_phone = ANY(?::text[])`,
-		numberID, pgdialect.Array(missing)).Scan(ctx, &rows)
+	var created []threadRef
+	err := tx.NewRaw(`INSERT INTO sms_threads (account_id, owned_number_id, remote_phone, last_message_at)
+		SELECT ?, ?, p, ? FROM unnest(?::text[]) AS p
+		ON CONFLICT (owned_number_id, remote_phone) DO NOTHING
+		RETURNING id, remote_phone`,
+		accountID, numberID, now, pgdialect.Array(missing)).Scan(ctx, &created)
 	if err != nil {
-		return nil, fmt.Errorf("find sms threads created meanwhile: %w", err)
+		return nil, fmt.Errorf("create sms threads: %w", err)
 	}
-	for _, t := range rows {
+	for _, t := range created {
 		out[t.RemotePhone] = t.ID
+	}
+	if missing = unmapped(missing, out); len(missing) > 0 {
+		if err := readThreads(ctx, tx, numberID, missing, out); err != nil {
+			return nil, err
+		}
 	}
 	if len(out) != len(phones) {
 		return nil, fmt.Errorf("find sms threads: %d of %d not found", len(phones)-len(out), len(phones))
 	}
 	return out, nil
+}
+
+// threadRef is a thread's id and remote number.
+type threadRef struct {
+	ID          int64  `bun:"id"`
+	RemotePhone string `bun:"remote_phone"`
+}
+
+// readThreads adds to out the threads of an owned number with phones.
+func readThreads(ctx context.Context, tx bun.Tx, numberID int64, phones []string, out map[string]int64) error {
+	var rows []threadRef
+	err := tx.NewRaw(`SELECT id, remote_phone FROM sms_threads WHERE owned_number_id = ? AND remote_phone = ANY(?::text[])`,
+		numberID, pgdialect.Array(phones)).Scan(ctx, &rows)
+	if err != nil {
+		return fmt.Errorf("find sms threads: %w", err)
+	}
+	for _, t := range rows {
+		out[t.RemotePhone] = t.ID
+	}
+	return nil
+}
+
+// unmapped is the phones that have no thread in m.
+func unmapped(phones []string, m map[string]int64) []string {
+	var out []string
+	for _, p := range phones {
+		if _, ok := m[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // touchThread moves a thread's last activity to now.

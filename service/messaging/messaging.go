@@ -340,7 +340,10 @@ func ParseQuietHours(start, end, field string) (sms.QuietHours, error) {
 
 // Render checks each recipient in order (number, template variables,
 // rendered length) and renders its message: the body with its encoding and
-// segments. The template is parsed once for the whole batch.
+// segments. The template is parsed once for the whole batch, and the
+// recipients are rendered spread over the cores (libphonenumber's checks
+// alone are about 30 µs a number, 0.3 s for 10,000); the error is still the
+// first bad recipient's, in order.
 func Render(body string, recipients []Recipient) ([]model.SMSMessage, error) {
 	if strings.TrimSpace(body) == "" {
 		return nil, problem.Invalid("body", "is required")
@@ -349,64 +352,62 @@ func Render(body string, recipients []Recipient) ([]model.SMSMessage, error) {
 		return nil, problem.Invalid("body", err.Error())
 	}
 	tpl := sms.ParseTemplate(body)
-	phones := parsePhones(recipients)
 	out := make([]model.SMSMessage, len(recipients))
-	for i, r := range recipients {
-		phone, err := phones[i].phone, phones[i].err
-		if err != nil {
-			return nil, problem.Invalid(fmt.Sprintf("recipients[%d].phone", i), strings.TrimPrefix(err.Error(), sms.ErrInvalidPhone.Error()+": "))
-		}
-		for name, v := range r.Variables {
-			if err := textcheck.Text(v); err != nil {
-				return nil, problem.Invalid(fmt.Sprintf("recipients[%d].variables.%s", i, name), err.Error())
-			}
-		}
-		text, err := tpl.Render(r.Variables)
-		var missing *sms.MissingVariableError
-		if errors.As(err, &missing) {
-			return nil, problem.New(problem.TemplateVariableMissing, map[string]any{
-				"recipientIndex": i, "phone": phone.E164, "variable": missing.Name})
-		}
+	errs := make([]error, len(recipients))
+	spread(len(recipients), func(i int) { out[i], errs[i] = render(tpl, i, recipients[i]) })
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		if n := utf8.RuneCountInString(text); n > sms.MaxBodyChars {
-			return nil, problem.New(problem.BodyTooLong, map[string]any{"recipientIndex": i, "length": n, "max": sms.MaxBodyChars})
-		}
-		seg := sms.Measure(text)
-		out[i] = model.SMSMessage{ToPhone: phone.E164, Country: phone.Country, Body: text,
-			Segments: seg.Segments, Encoding: string(seg.Encoding)}
 	}
 	return out, nil
 }
 
-type parsedPhone struct {
-	phone sms.Phone
-	err   error
+// render checks and renders the i-th recipient's message.
+func render(tpl sms.Template, i int, r Recipient) (model.SMSMessage, error) {
+	phone, err := sms.ParsePhone(r.Phone)
+	if err != nil {
+		return model.SMSMessage{}, problem.Invalid(fmt.Sprintf("recipients[%d].phone", i), strings.TrimPrefix(err.Error(), sms.ErrInvalidPhone.Error()+": "))
+	}
+	for name, v := range r.Variables {
+		if err := textcheck.Text(v); err != nil {
+			return model.SMSMessage{}, problem.Invalid(fmt.Sprintf("recipients[%d].variables.%s", i, name), err.Error())
+		}
+	}
+	text, err := tpl.Render(r.Variables)
+	var missing *sms.MissingVariableError
+	if errors.As(err, &missing) {
+		return model.SMSMessage{}, problem.New(problem.TemplateVariableMissing, map[string]any{
+			"recipientIndex": i, "phone": phone.E164, "variable": missing.Name})
+	}
+	if err != nil {
+		return model.SMSMessage{}, err
+	}
+	if n := utf8.RuneCountInString(text); n > sms.MaxBodyChars {
+		return model.SMSMessage{}, problem.New(problem.BodyTooLong, map[string]any{"recipientIndex": i, "length": n, "max": sms.MaxBodyChars})
+	}
+	seg := sms.Measure(text)
+	return model.SMSMessage{ToPhone: phone.E164, Country: phone.Country, Body: text,
+		Segments: seg.Segments, Encoding: string(seg.Encoding)}, nil
 }
 
-// parsePhones parses every recipient's number, spread over the cores:
-// libphonenumber's checks are most of a large batch's validation (about
-// 30 µs a number, 0.3 s for 10,000). Render still reports the first bad
-// recipient in order.
-func parsePhones(recipients []Recipient) []parsedPhone {
-	out := make([]parsedPhone, len(recipients))
-	workers := min(runtime.GOMAXPROCS(0), max(len(recipients)/minPhonesPerWorker, 1))
-	per := (len(recipients) + workers - 1) / workers
+// spread calls f(i) for every i below n, in ranges spread over the cores.
+func spread(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(n/minPerWorker, 1))
+	per := (n + workers - 1) / workers
 	var wg sync.WaitGroup
-	for start := 0; start < len(recipients); start += per {
+	for start := 0; start < n; start += per {
 		wg.Go(func() {
-			for i := start; i < min(start+per, len(recipients)); i++ {
-				out[i].phone, out[i].err = sms.ParsePhone(recipients[i].Phone)
+			for i := start; i < min(start+per, n); i++ {
+				f(i)
 			}
 		})
 	}
 	wg.Wait()
-	return out
 }
 
-// minPhonesPerWorker keeps small sends on one goroutine.
-const minPhonesPerWorker = 256
+// minPerWorker keeps small sends on one goroutine.
+const minPerWorker = 256
 
 // price refuses a destination the account has not enabled or the price
 // list does not price, in recipient order, and prices every message.
