@@ -306,8 +306,14 @@ start_temporal() {
 		sync=(--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=off)
 	fi
 	log_mark temporal
+	# One partition per task queue (the server's default is 4): a one-node
+	# server with a few pollers a queue gains nothing from more, and a task
+	# written to a partition that no poller is on waits to be forwarded to
+	# one that has (seen as a chunk starting seconds after its slot freed).
 	setsid "$TOOLS_BIN/temporal" server start-dev \
 		--ip 127.0.0.1 --port "$TEMPORAL_PORT" "${ui[@]}" "${sync[@]}" \
+		--dynamic-config-value matching.numTaskqueueReadPartitions=1 \
+		--dynamic-config-value matching.numTaskqueueWritePartitions=1 \
 		--db-filename "$DIR/temporal.db" --log-level warn \
 		</dev/null >>"$LOGS/temporal.log" 2>&1 &
 	pid=$!
