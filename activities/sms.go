@@ -47,6 +47,7 @@ type SMSStore interface {
 	ReleaseWaiting(ctx context.Context, batchID, messageID int64, at time.Time) error
 	BatchPace(ctx context.Context, batchID int64) (int, error)
 	StartBatch(ctx context.Context, id int64) error
+	ExpandBatch(ctx context.Context, batchID int64) error
 	ConcludeBatch(ctx context.Context, id int64) (model.SMSBatch, error)
 	BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error)
 	Unsettled(ctx context.Context, batchID, messageID int64) ([]model.SMSMessage, error)
@@ -567,6 +568,12 @@ func (a *SMS) PartPlan(ctx context.Context, in workflows.SMSBatchPartInput) (wor
 	}
 	pace, err := a.Store.BatchPace(ctx, in.BatchID)
 	return workflows.SMSPartPlan{MessageIDs: ids, MessagesPerSecond: pace}, err
+}
+
+// ExpandBatch turns the messages of a batch admitted pending into message
+// rows (storage's ExpandBatch); a batch expanded before is left as it is.
+func (a *SMS) ExpandBatch(ctx context.Context, in workflows.SMSBatchRef) error {
+	return a.Store.ExpandBatch(ctx, in.BatchID)
 }
 
 // StartBatch moves a batch to processing.

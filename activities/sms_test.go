@@ -125,6 +125,9 @@ func TestSMSRefreshSettlesDeletedMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := store.ExpandBatch(ctx, batchID); err != nil { // as its workflow does first
+		t.Fatal(err)
+	}
 	sids := make([]string, len(send.Messages))
 	for i, m := range send.Messages {
 		if err := sendOnly(a, ctx, workflows.SMSSendInput{MessageID: m.ID}); err != nil {
@@ -275,6 +278,11 @@ func (f smsFixture) admit(t *testing.T, batch bool, to ...string) (int64, []mode
 	batchID, err := f.store.Admit(context.Background(), &send, time.Now(), func(model.SMSUsage) error { return nil })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if batch {
+		if err := f.store.ExpandBatch(context.Background(), batchID); err != nil { // as its workflow does first
+			t.Fatal(err)
+		}
 	}
 	return batchID, send.Messages
 }

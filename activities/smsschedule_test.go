@@ -37,6 +37,9 @@ func TestSMSStartCountsQuotaAndHoldsQuietHours(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := f.store.ExpandBatch(ctx, batchID); err != nil { // as its workflow does first
+		t.Fatal(err)
+	}
 	ms := send.Messages
 	for _, m := range ms {
 		if got, _ := f.store.Message(ctx, m.ID); got.Status != sms.Scheduled || got.SendAt == nil || !got.SendAt.Equal(at) {

@@ -4913,7 +4913,7 @@ type ClientInterface interface {
 	//
 	// One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 	//
-	// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
+	// More than one: 202 with the batch's id and estimate, once the batch is stored whole (its recipients, their message ids and the reservation): GET /sms/jobs/{id} lists every recipient from then on, and the messages join threads, GET /sms/messages and search when the batch's workflow takes it up (normally within a second). Workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 	//
 	// Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
 	//
@@ -4934,7 +4934,7 @@ type ClientInterface interface {
 	//
 	// One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 	//
-	// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
+	// More than one: 202 with the batch's id and estimate, once the batch is stored whole (its recipients, their message ids and the reservation): GET /sms/jobs/{id} lists every recipient from then on, and the messages join threads, GET /sms/messages and search when the batch's workflow takes it up (normally within a second). Workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 	//
 	// Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
 	//
@@ -5726,7 +5726,7 @@ func (c *Client) GetProfile(ctx context.Context, params *GetProfileParams, reqEd
 //
 // One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 //
-// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
+// More than one: 202 with the batch's id and estimate, once the batch is stored whole (its recipients, their message ids and the reservation): GET /sms/jobs/{id} lists every recipient from then on, and the messages join threads, GET /sms/messages and search when the batch's workflow takes it up (normally within a second). Workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 //
 // Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
 //
@@ -5757,7 +5757,7 @@ func (c *Client) SendSMSWithBody(ctx context.Context, params *SendSMSParams, con
 //
 // One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 //
-// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
+// More than one: 202 with the batch's id and estimate, once the batch is stored whole (its recipients, their message ids and the reservation): GET /sms/jobs/{id} lists every recipient from then on, and the messages join threads, GET /sms/messages and search when the batch's workflow takes it up (normally within a second). Workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 //
 // Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
 //
@@ -10279,7 +10279,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 	//
-	// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
+	// More than one: 202 with the batch's id and estimate, once the batch is stored whole (its recipients, their message ids and the reservation): GET /sms/jobs/{id} lists every recipient from then on, and the messages join threads, GET /sms/messages and search when the batch's workflow takes it up (normally within a second). Workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 	//
 	// Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
 	//
@@ -10300,7 +10300,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 	//
-	// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
+	// More than one: 202 with the batch's id and estimate, once the batch is stored whole (its recipients, their message ids and the reservation): GET /sms/jobs/{id} lists every recipient from then on, and the messages join threads, GET /sms/messages and search when the batch's workflow takes it up (normally within a second). Workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 	//
 	// Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
 	//
@@ -18651,7 +18651,7 @@ func (c *ClientWithResponses) GetProfileWithResponse(ctx context.Context, params
 //
 // One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 //
-// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
+// More than one: 202 with the batch's id and estimate, once the batch is stored whole (its recipients, their message ids and the reservation): GET /sms/jobs/{id} lists every recipient from then on, and the messages join threads, GET /sms/messages and search when the batch's workflow takes it up (normally within a second). Workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 //
 // Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
 //
@@ -18678,7 +18678,7 @@ func (c *ClientWithResponses) SendSMSWithBodyWithResponse(ctx context.Context, p
 //
 // One recipient: the send runs as Temporal workflow `sms-message-<messageId>` and the request waits up to 20 s for the carrier: 200 with the message (a carrier refusal is also 200, status `failed`, nothing charged); if the carrier has not answered by then, 202 with the same shape and status `queued` while the send goes on.
 //
-// More than one: 202 with the batch's id and estimate; workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
+// More than one: 202 with the batch's id and estimate, once the batch is stored whole (its recipients, their message ids and the reservation): GET /sms/jobs/{id} lists every recipient from then on, and the messages join threads, GET /sms/messages and search when the batch's workflow takes it up (normally within a second). Workflow `sms-batch-<jobId>` sends each recipient in its own activity (child workflows of 500 recipients, 20 sends at a time per part), retrying only on carrier 5xx and timeouts, never resending a message the carrier accepted. Each message is charged once, when the carrier accepts it.
 //
 // Daily quota (UTC day, per message, replies included): free accounts 5 in total and only with a positive balance; paid accounts per destination country (defaults US 200, IL 100, others 100), adjustable per account by an operator.
 //

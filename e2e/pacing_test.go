@@ -198,9 +198,8 @@ func BenchmarkSMSPacing(b *testing.B) {
 				var accepted struct{ JobID int64 }
 				p.sendSMS(a, "Doors open at 7", pacedRecipients(i, n)...).want(b, 202, "").decode(b, &accepted)
 				for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-					var queued int
-					if err := p.db.NewSelect().Table("sms_messages").ColumnExpr("count(*)").
-						Where("batch_id = ? AND status = 'queued'", accepted.JobID).Scan(ctx, &queued); err != nil {
+					queued, err := p.queuedOf(ctx, accepted.JobID)
+					if err != nil {
 						b.Fatal(err)
 					}
 					if queued == 0 {

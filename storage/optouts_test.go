@@ -34,7 +34,11 @@ func TestSMSAdmitKeepsOptedOutRecipients(t *testing.T) {
 			PriceMicros: 10_000, CostMicros: 7_900})
 	}
 	var seen map[string]model.SMSOptOut
-	if _, err := store.Admit(ctx, &send, time.Now(), func(u model.SMSUsage) error { seen = u.OptedOut; return nil }); err != nil {
+	batchID, err := store.Admit(ctx, &send, time.Now(), func(u model.SMSUsage) error { seen = u.OptedOut; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.ExpandBatch(ctx, batchID); err != nil { // as its workflow does first
 		t.Fatal(err)
 	}
 	if _, ok := seen["+12025557002"]; !ok || len(seen) != 1 {

@@ -82,12 +82,15 @@ func quotasOf(ctx context.Context, db bun.IDB, accountID string) (map[string]int
 // Admit admits a send in one transaction under the account's row lock, so
 // that concurrent sends see each other: check (the caller's quota and
 // balance rules) sees the account's usage and quotas, read in the
-// transaction, and when it passes the missing threads are created, the
-// batch and the messages inserted. check must not query the database
-// itself: every connection of the pool may be held by an admission waiting
-// for this one's lock, and it would wait for a connection forever. The messages
-// hold their price in reserve while queued. It returns the batch id (0 for a
-// single message); the messages get their ids and threads.
+// transaction, and when it passes a single message is inserted (with its
+// thread if it is the first to its recipient), or a batch with its
+// messages pending (insertPending: its workflow expands them into rows).
+// check must not query the database itself: every connection of the pool
+// may be held by an admission waiting for this one's lock, and it would
+// wait for a connection forever. The messages hold their price in reserve
+// while queued (a batch's in its pending row until it is expanded). It
+// returns the batch id (0 for a single message); the messages get their ids
+// (and a single message its thread).
 func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, check func(model.SMSUsage) error) (int64, error) {
 	var batchID int64
 	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -120,10 +123,6 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 		if err := check(u); err != nil {
 			return err
 		}
-		threads, err := threadsOf(ctx, tx, send, now)
-		if err != nil {
-			return err
-		}
 		status, batchStatus := sms.Queued, model.BatchQueued
 		var sendAt *time.Time
 		if !send.SendAt.IsZero() {
@@ -146,7 +145,7 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 		}
 		for i := range send.Messages {
 			m := &send.Messages[i]
-			m.ID, m.AccountID, m.ThreadID, m.Direction = ids[i], send.AccountID, threads[m.ToPhone], sms.Outbound
+			m.ID, m.AccountID, m.Direction = ids[i], send.AccountID, sms.Outbound
 			if m.Status == "" {
 				m.Status = status
 			}
@@ -155,15 +154,32 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 				m.BatchID = &batchID
 			}
 		}
-		if err := insertMessages(ctx, tx, send.Messages); err != nil {
-			return err
+		if send.Batch {
+			err = insertPending(ctx, tx, batchID, send, now, sendAt)
+		} else {
+			err = insertSingle(ctx, tx, send, now)
 		}
-		if sendAt != nil {
-			return nil
+		if err != nil || sendAt != nil {
+			return err
 		}
 		return countSent(ctx, tx, send.AccountID, now, send.Messages)
 	})
 	return batchID, err
+}
+
+// insertSingle inserts a single send's message, creating its thread if it
+// is the first with its recipient.
+func insertSingle(ctx context.Context, tx bun.Tx, send *model.SMSSend, now time.Time) error {
+	m := &send.Messages[0]
+	threads, err := ensureThreads(ctx, tx, send.AccountID, send.From.ID, []string{m.ToPhone}, now)
+	if err != nil {
+		return err
+	}
+	m.ThreadID = threads[m.ToPhone]
+	if _, err := tx.NewInsert().Model(m).Exec(ctx); err != nil {
+		return fmt.Errorf("insert sms message: %w", err)
+	}
+	return nil
 }
 
 // nextMessageIDs takes n message ids, ascending: a batch's messages get
@@ -176,43 +192,6 @@ func nextMessageIDs(ctx context.Context, tx bun.Tx, n int) ([]int64, error) {
 	}
 	slices.Sort(ids)
 	return ids, nil
-}
-
-// insertMessages inserts a send's messages (ids set) in one statement whose
-// columns travel as arrays: a 10,000-recipient batch is one short statement
-// with a dozen parameters rather than 140,000 values for Postgres to parse.
-func insertMessages(ctx context.Context, tx bun.Tx, ms []model.SMSMessage) error {
-	if len(ms) == 0 {
-		return nil
-	}
-	var (
-		ids, threads, prices, costs         []int64
-		to, country, body, encoding, status []string
-		errCodes, errMessages               []string
-		segments                            []int
-	)
-	for _, m := range ms {
-		ids, threads, prices, costs = append(ids, m.ID), append(threads, m.ThreadID), append(prices, int64(m.PriceMicros)), append(costs, int64(m.CostMicros))
-		to, country, body, encoding = append(to, m.ToPhone), append(country, m.Country), append(body, m.Body), append(encoding, m.Encoding)
-		segments, status = append(segments, m.Segments), append(status, m.Status)
-		errCodes, errMessages = append(errCodes, deref(m.ErrorCode)), append(errMessages, deref(m.ErrorMessage))
-	}
-	first := ms[0]
-	_, err := tx.NewRaw(`INSERT INTO sms_messages (id, account_id, thread_id, batch_id, direction, from_phone, to_phone, country,
-			body, segments, encoding, status, error_code, error_message, price_micros, cost_micros, created_at, send_at)
-		SELECT r.id, ?, r.thread_id, ?, ?, ?, r.to_phone, r.country, r.body, r.segments, r.encoding, r.status,
-			nullif(r.error_code, ''), nullif(r.error_message, ''), r.price, r.cost, ?, ?
-		FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[],
-			?::bigint[], ?::bigint[])
-			AS r(id, thread_id, to_phone, country, body, segments, encoding, status, error_code, error_message, price, cost)`,
-		first.AccountID, first.BatchID, first.Direction, first.FromPhone, first.CreatedAt, first.SendAt,
-		pgdialect.Array(ids), pgdialect.Array(threads), pgdialect.Array(to), pgdialect.Array(country), pgdialect.Array(body),
-		pgdialect.Array(segments), pgdialect.Array(encoding), pgdialect.Array(status), pgdialect.Array(errCodes),
-		pgdialect.Array(errMessages), pgdialect.Array(prices), pgdialect.Array(costs)).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("insert sms messages: %w", err)
-	}
-	return nil
 }
 
 // sentToday reads how many outbound messages an account was admitted on
@@ -270,7 +249,8 @@ func utcDay(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
 // reservedMicros is what an account has reserved: the estimates of its
 // running jobs (but the admission excludeID) and the prices of its messages
-// the carrier has not accepted yet.
+// the carrier has not accepted yet, those of batches not yet expanded
+// included.
 func reservedMicros(ctx context.Context, db bun.IDB, accountID string, excludeID int64) (billing.Micros, error) {
 	var reserved struct {
 		Jobs billing.Micros `bun:"jobs"`
@@ -280,29 +260,13 @@ func reservedMicros(ctx context.Context, db bun.IDB, accountID string, excludeID
 		(SELECT coalesce(sum(estimate_micros), 0) FROM job_admissions
 			WHERE account_id = ? AND released_at IS NULL AND id <> ?) AS jobs,
 		(SELECT coalesce(sum(price_micros), 0) FROM sms_messages
-			WHERE account_id = ? AND status IN (?)) AS sms`,
-		accountID, excludeID, accountID, bun.In(sms.Unsent)).Scan(ctx, &reserved)
+			WHERE account_id = ? AND status IN (?)) +
+		(SELECT coalesce(sum(reserved_micros), 0) FROM sms_batch_pending WHERE account_id = ?) AS sms`,
+		accountID, excludeID, accountID, bun.In(sms.Unsent), accountID).Scan(ctx, &reserved)
 	if err != nil {
 		return 0, fmt.Errorf("sum reservations: %w", err)
 	}
 	return reserved.Jobs + reserved.SMS, nil
-}
-
-// threadsOf finds the thread of the sender and each distinct recipient,
-// creating the missing ones, and maps recipient to thread. Existing threads
-// are not written here: their last activity moves when the carrier answers
-// for a message (Accept, Fail), so admitting a large batch to known numbers
-// rewrites no thread rows under the account's lock.
-func threadsOf(ctx context.Context, tx bun.Tx, send *model.SMSSend, now time.Time) (map[string]int64, error) {
-	seen := map[string]bool{}
-	var phones []string
-	for _, m := range send.Messages {
-		if !seen[m.ToPhone] {
-			seen[m.ToPhone] = true
-			phones = append(phones, m.ToPhone)
-		}
-	}
-	return ensureThreads(ctx, tx, send.AccountID, send.From.ID, phones, now)
 }
 
 // ensureThreads finds the threads of an owned number with each of phones
@@ -557,8 +521,14 @@ func (r SMS) Fail(ctx context.Context, id int64, code, message string) error {
 
 // FailUnsent fails every queued message of a batch (batchID) or one message
 // (messageID) and concludes the batch: used when a send's workflow could not
-// be started, so its reservation is released.
+// be started, so its reservation is released. A batch not yet expanded is
+// expanded first.
 func (r SMS) FailUnsent(ctx context.Context, batchID, messageID int64, code, message string) error {
+	if batchID != 0 {
+		if err := r.ExpandBatch(ctx, batchID); err != nil {
+			return err
+		}
+	}
 	q := r.DB.NewUpdate().Model((*model.SMSMessage)(nil)).
 		Set("status = ?, error_code = ?, error_message = ?, price_micros = 0, cost_micros = 0", sms.Failed, code, message).
 		Where("status IN (?)", bun.In(sms.Unsent))
@@ -704,7 +674,8 @@ func (r SMS) Batch(ctx context.Context, id int64) (model.SMSBatch, error) {
 }
 
 // BatchOwned reads an account's batch with its messages in recipient order
-// and, while some are still queued, the pace of the number it sends from.
+// (from its pending row until it is expanded) and, while some are still
+// queued, the pace of the number it sends from.
 func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (model.SMSBatch, []model.SMSMessage, error) {
 	var b model.SMSBatch
 	var ms []model.SMSMessage
@@ -716,6 +687,12 @@ func (r SMS) BatchOwned(ctx context.Context, accountID string, id int64) (model.
 		}
 		if err := tx.NewSelect().Model(&ms).Where("batch_id = ?", id).OrderExpr("id").Scan(ctx); err != nil {
 			return fmt.Errorf("batch %d messages: %w", id, err)
+		}
+		if len(ms) == 0 {
+			var err error
+			if ms, err = pendingMessages(ctx, tx, id); err != nil {
+				return err
+			}
 		}
 		if !slices.ContainsFunc(ms, func(m model.SMSMessage) bool { return m.Status == sms.Queued }) {
 			return nil // nothing left to pace

@@ -4,6 +4,7 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -32,8 +33,14 @@ func admitSMS(t *testing.T, db *bun.DB, balance billing.Micros, n int) []model.S
 		send.Messages = append(send.Messages, model.SMSMessage{ToPhone: "+12025550100", Country: "US", Body: "hello",
 			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
 	}
-	if _, err := (storage.SMS{DB: db}).Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil }); err != nil {
+	batchID, err := (storage.SMS{DB: db}).Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil })
+	if err != nil {
 		t.Fatal(err)
+	}
+	if batchID != 0 {
+		if err := (storage.SMS{DB: db}).ExpandBatch(ctx, batchID); err != nil { // as its workflow does first
+			t.Fatal(err)
+		}
 	}
 	return send.Messages
 }
@@ -174,5 +181,135 @@ func TestSMSReceiveKnownSIDCreatesNoThread(t *testing.T) {
 	threads, err := store.Threads(ctx, acc.ID, model.ThreadFilter{Limit: 10})
 	if err != nil || len(threads) != 1 || threads[0].RemotePhone != "+12025550901" || threads[0].UnreadCount != 1 {
 		t.Fatalf("threads %+v, %v", threads, err)
+	}
+}
+
+// A batch is admitted pending: it has no message rows yet, its price is
+// held in reserve by its pending row, and its view is read from that row.
+// Expanding it makes the rows the view showed, each with its recipient's
+// thread, and ends the pending row; a second expansion changes nothing.
+func TestSMSBatchAdmittedPendingThenExpanded(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	from, err := store.AddNumber(ctx, acc.ID, "+14155550177")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.AddOptOuts(ctx, acc.ID, []string{"+12025550182"}, model.OptOutAPI, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	send := model.SMSSend{AccountID: acc.ID, From: from, Batch: true}
+	for _, to := range []string{"+12025550181", "+12025550182", "+12025550181"} {
+		send.Messages = append(send.Messages, model.SMSMessage{ToPhone: to, Country: "US", Body: "doors open at " + to[len(to)-2:],
+			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
+	}
+	batchID, err := store.Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	available := func() billing.Micros {
+		t.Helper()
+		probe := model.SMSSend{AccountID: acc.ID, From: from, Messages: []model.SMSMessage{{ToPhone: "+12025550189"}}}
+		var seen billing.Micros
+		errSeen := errors.New("seen")
+		if _, err := store.Admit(ctx, &probe, time.Now(), func(u model.SMSUsage) error { seen = u.Available; return errSeen }); !errors.Is(err, errSeen) {
+			t.Fatalf("probe admission: %v", err)
+		}
+		return seen
+	}
+	if got, want := available(), billing.MicrosPerUSD-20_000; got != want {
+		t.Fatalf("available %d while pending, want %d (two recipients reserved, the opted-out one not)", got, want)
+	}
+	var rows int
+	if err := db.NewRaw("SELECT count(*) FROM sms_messages WHERE batch_id = ?", batchID).Scan(ctx, &rows); err != nil || rows != 0 {
+		t.Fatalf("%d message rows before the expansion (%v)", rows, err)
+	}
+	_, pending, err := store.BatchOwned(ctx, acc.ID, batchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus := []string{sms.Queued, sms.OptedOut, sms.Queued}
+	if len(pending) != 3 {
+		t.Fatalf("the pending view has %d recipients", len(pending))
+	}
+	for i, m := range pending {
+		if m.ID != send.Messages[i].ID || m.ToPhone != send.Messages[i].ToPhone || m.Body != send.Messages[i].Body ||
+			m.Status != wantStatus[i] || m.FromPhone != from.Phone || m.BatchID == nil || *m.BatchID != batchID {
+			t.Fatalf("pending recipient %d: %+v", i, m)
+		}
+	}
+	for range 2 {
+		if err := store.ExpandBatch(ctx, batchID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, expanded, err := store.BatchOwned(ctx, acc.ID, batchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(expanded) != 3 || expanded[0].ThreadID == 0 || expanded[0].ThreadID != expanded[2].ThreadID || expanded[1].ThreadID == expanded[0].ThreadID {
+		t.Fatalf("expanded %+v", expanded)
+	}
+	for i, m := range expanded {
+		p := pending[i]
+		if m.ID != p.ID || m.ToPhone != p.ToPhone || m.Body != p.Body || m.Status != p.Status || m.PriceMicros != p.PriceMicros ||
+			m.CostMicros != p.CostMicros || !m.CreatedAt.Equal(p.CreatedAt) || (m.ErrorCode == nil) != (p.ErrorCode == nil) {
+			t.Fatalf("recipient %d expanded as %+v, shown pending as %+v", i, m, p)
+		}
+	}
+	if got, want := available(), billing.MicrosPerUSD-20_000; got != want {
+		t.Fatalf("available %d once expanded, want %d", got, want)
+	}
+	var left int
+	if err := db.NewRaw("SELECT count(*) FROM sms_batch_pending WHERE batch_id = ?", batchID).Scan(ctx, &left); err != nil || left != 0 {
+		t.Fatalf("%d pending rows left (%v)", left, err)
+	}
+}
+
+// A cancel of a batch its workflow has not expanded yet expands it and
+// cancels every recipient, releasing the reserve; so does a failed start.
+func TestSMSBatchCanceledOrFailedWhilePending(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	for _, end := range []string{"cancel", "fail"} {
+		acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+		from, err := store.AddNumber(ctx, acc.ID, fmt.Sprintf("+1415555%04d", time.Now().UnixNano()%10_000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		send := model.SMSSend{AccountID: acc.ID, From: from, Batch: true}
+		for _, to := range []string{"+12025550191", "+12025550192"} {
+			send.Messages = append(send.Messages, model.SMSMessage{ToPhone: to, Country: "US", Body: "hi", Segments: 1,
+				Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
+		}
+		batchID, err := store.Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := sms.Canceled
+		if end == "cancel" {
+			_, err = store.CancelBatch(ctx, acc.ID, batchID)
+		} else {
+			want, err = sms.Failed, store.FailUnsent(ctx, batchID, 0, "SERVICE_UNAVAILABLE", "not started")
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", end, err)
+		}
+		b, ms, err := store.BatchOwned(ctx, acc.ID, batchID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != 2 || ms[0].Status != want || ms[1].Status != want || ms[0].ThreadID == 0 || b.CompletedAt == nil {
+			t.Fatalf("%s: batch %s, messages %+v", end, b.Status, ms)
+		}
+		var reserved int64
+		if err := db.NewRaw(`SELECT (SELECT coalesce(sum(reserved_micros), 0) FROM sms_batch_pending WHERE account_id = ?) +
+				(SELECT coalesce(sum(price_micros), 0) FROM sms_messages WHERE account_id = ? AND status IN (?))`,
+			acc.ID, acc.ID, bun.In(sms.Unsent)).Scan(ctx, &reserved); err != nil || reserved != 0 {
+			t.Fatalf("%s: %d still reserved (%v)", end, reserved, err)
+		}
 	}
 }

@@ -33,11 +33,12 @@ func (r SMS) StartSend(ctx context.Context, batchID, messageID int64, at time.Ti
 			}
 			return q.Where("id = ?", messageID)
 		}
-		// The batch's lock first, as CancelBatch takes it, then the
-		// account's and the messages'.
+		// The batch's lock first (expandBatch takes it), as CancelBatch
+		// takes it, then the account's and the messages'. A batch its
+		// workflow has not expanded yet is expanded here.
 		if batchID != 0 {
-			if _, err := tx.NewRaw("SELECT id FROM sms_batches WHERE id = ? FOR UPDATE", batchID).Exec(ctx); err != nil {
-				return fmt.Errorf("lock sms batch %d: %w", batchID, err)
+			if err := expandBatch(ctx, tx, batchID); err != nil {
+				return err
 			}
 		}
 		if plan != nil {
@@ -177,6 +178,9 @@ func (r SMS) CancelBatch(ctx context.Context, accountID string, id int64) (model
 		}
 		if b.CompletedAt != nil {
 			return model.ErrSendConcluded
+		}
+		if err := expandBatch(ctx, tx, id); err != nil {
+			return err
 		}
 		if _, err := tx.NewUpdate().Model((*model.SMSBatch)(nil)).Set("canceled_at = now()").Where("id = ?", id).Exec(ctx); err != nil {
 			return fmt.Errorf("cancel sms batch %d: %w", id, err)

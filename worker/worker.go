@@ -261,6 +261,7 @@ func registerSMS(r Registry, a *activities.SMS) {
 		workflows.ActSMSPartMessages: a.PartMessages,
 		workflows.ActSMSPartPlan:     a.PartPlan,
 		workflows.ActSMSStartBatch:   a.StartBatch,
+		workflows.ActSMSExpand:       a.ExpandBatch,
 		workflows.ActSMSConclude:     a.ConcludeBatch,
 		workflows.ActSMSRefresh:      a.Refresh,
 		workflows.ActSMSReceived:     a.Received,

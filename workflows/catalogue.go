@@ -149,7 +149,8 @@ var Catalogue = []WorkflowType{
 		Queue: SMSTaskQueue, SearchAttributes: jobAttrs,
 		Activities: []Activity{
 			// SMS.StartBatch: runs recorded before "sms-schedule" only.
-			smsStartA, smsReleaseA, {Name: ActSMSStartBatch, Queues: smsQueue}, {Name: ActSMSConclude, Queues: smsQueue}, smsRefreshA,
+			{Name: ActSMSExpand, Queues: smsQueue}, smsStartA, smsReleaseA, {Name: ActSMSStartBatch, Queues: smsQueue},
+			{Name: ActSMSConclude, Queues: smsQueue}, smsRefreshA,
 		},
 	},
 	{

@@ -32,6 +32,7 @@ const (
 	ActSMSPartMessages = "SMS.PartMessages"
 	ActSMSPartPlan     = "SMS.PartPlan"
 	ActSMSStartBatch   = "SMS.StartBatch"
+	ActSMSExpand       = "SMS.ExpandBatch"
 	ActSMSConclude     = "SMS.ConcludeBatch"
 	ActSMSRefresh      = "SMS.Refresh"
 	ActSMSReceived     = "SMS.Received"
@@ -51,6 +52,12 @@ const SMSCancelSignal = "sms-cancel"
 // scheduled send, quiet hours) and sends in rounds; runs recorded before it
 // replay the old commands.
 const smsScheduleChange = "sms-schedule"
+
+// smsExpandChange versions the batch's first step: since version 1 a batch
+// is admitted with its messages pending, and its workflow expands them into
+// message rows (SMS.ExpandBatch) before anything else; runs recorded before
+// it were admitted with their rows and replay without the step.
+const smsExpandChange = "sms-expand"
 
 // SMSPartSize is how many recipients one child workflow sends. A recipient
 // costs its part about one history event (its local send's marker; the
@@ -423,8 +430,15 @@ func (c *smsCancel) poll() {
 // starts the send (SMS.Start), and sends it in rounds: the recipients outside
 // their quiet hours at once, then each group of waiting ones when their
 // quiet hours end. A cancel ends any wait and starts no further round.
+// From smsExpandChange on, its first step turns the messages the batch was
+// admitted with (pending) into message rows.
 func SMSBatchWorkflow(ctx workflow.Context, in SMSBatchInput) error {
 	ref := SMSBatchRef{BatchID: in.BatchID}
+	if workflow.GetVersion(ctx, smsExpandChange, workflow.DefaultVersion, 1) == 1 {
+		if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSExpand, ref).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
 	if workflow.GetVersion(ctx, smsScheduleChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		if err := workflow.ExecuteActivity(smsBookkeeping(ctx), ActSMSStartBatch, ref).Get(ctx, nil); err != nil {
 			return err

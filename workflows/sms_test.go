@@ -91,6 +91,10 @@ func newSMSHarness(t *testing.T, recipients int, refreshes []int) *smsHarness {
 		h.note(workflows.ActSMSStartBatch)
 		return nil
 	})
+	h.env.OnActivity(workflows.ActSMSExpand, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSBatchRef) error {
+		h.note(workflows.ActSMSExpand)
+		return nil
+	})
 	h.env.OnActivity(workflows.ActSMSConclude, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.SMSBatchRef) error {
 		h.note(workflows.ActSMSConclude)
 		return nil
@@ -223,7 +227,7 @@ func TestSMSBatchChunksIntoParts(t *testing.T) {
 	for id := int64(1); id <= 1201; id++ {
 		require.Equal(t, 1, h.attempts[id], "message %d", id)
 	}
-	require.Equal(t, []string{workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+	require.Equal(t, []string{workflows.ActSMSExpand, workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
 	require.Equal(t, []refreshCall{{In: workflows.SMSRefreshInput{BatchID: batchID}, At: h.refresh[0].At}}, h.refresh)
 	require.Equal(t, workflows.SMSStartInput{BatchID: batchID, At: h.starts[0].In.At}, h.starts[0].In)
 	require.True(t, h.starts[0].In.At.Equal(h.starts[0].At), "the start's time is the workflow's")
@@ -234,6 +238,7 @@ func TestSMSBatchChunksIntoParts(t *testing.T) {
 // the parts.
 func TestSMSBatchBeforeSchedulingReplaysOldCommands(t *testing.T) {
 	h := newSMSHarness(t, 3, []int{0})
+	h.env.OnGetVersion("sms-expand", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	h.env.OnGetVersion("sms-schedule", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	h.run(t, workflows.SMSBatchWorkflowName, batchInput(3))
 	require.Equal(t, []string{workflows.ActSMSStartBatch, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
@@ -392,7 +397,7 @@ func TestSMSBatchWaitsForSendAt(t *testing.T) {
 	require.True(t, h.starts[0].In.Scheduled)
 	require.True(t, h.starts[0].In.At.Equal(h.starts[0].At), "the start's time is the workflow's")
 	require.Len(t, h.attempts, 3)
-	require.Equal(t, []string{workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+	require.Equal(t, []string{workflows.ActSMSExpand, workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
 }
 
 // Recipients inside their quiet hours go in later rounds: the ones outside
@@ -417,7 +422,7 @@ func TestSMSBatchQuietHoursRounds(t *testing.T) {
 	require.Len(t, h.attempts, 504)
 	require.Equal(t, in.QuietHours, h.starts[0].In.QuietHours)
 	require.False(t, h.starts[0].In.Scheduled)
-	require.Equal(t, []string{workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSRelease, workflows.ActSMSSend,
+	require.Equal(t, []string{workflows.ActSMSExpand, workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSRelease, workflows.ActSMSSend,
 		workflows.ActSMSRelease, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
 }
 
@@ -436,7 +441,7 @@ func TestSMSBatchCanceledWhileScheduled(t *testing.T) {
 
 	require.Empty(t, h.starts)
 	require.Empty(t, h.attempts)
-	require.Equal(t, []string{workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+	require.Equal(t, []string{workflows.ActSMSExpand, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
 	require.Less(t, h.refresh[0].At.Sub(canceledAt), time.Minute, "concluded long after the cancel")
 }
 
@@ -452,7 +457,7 @@ func TestSMSBatchCanceledWhileWaiting(t *testing.T) {
 
 	require.Equal(t, map[int64]int{1: 1, 2: 1}, h.attempts)
 	require.Empty(t, h.releases)
-	require.Equal(t, []string{workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
+	require.Equal(t, []string{workflows.ActSMSExpand, workflows.ActSMSStart, workflows.ActSMSSend, workflows.ActSMSConclude, workflows.ActSMSRefresh}, h.phases())
 }
 
 // A single scheduled message waits for sendAt, then for its quiet hours,
