@@ -38,9 +38,16 @@ func (l Ledger) PostAll(ctx context.Context, ms []model.Movement) ([]model.Ledge
 	return l.postAllWith(ctx, ms, nil)
 }
 
-// postAllWith posts ms and runs also (when set) in the same transaction:
-// the movements and the state change they pay for commit together. also
-// must be idempotent: a race on a key runs the transaction again.
+// postAllWith runs also (when set) and then posts ms, in one transaction:
+// the state change and the movements that pay for it commit together.
+// also runs first so that the account's row, which every charge of the
+// account updates, is locked only from the posting to the commit: the
+// sends of a batch all charge one account, and they queue on that lock
+// (see "Lock order" in docs/decisions.md). also must be idempotent, and it
+// is what stops a repeated call: it finds its state changed already and
+// fails, before anything is posted. So with also set the first run does not
+// look the keys up; a key taken all the same (a reused key) conflicts, the
+// run rolls back and runs again with the lookups, as a race on a key does.
 func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, also func(context.Context, bun.Tx) error) ([]model.LedgerEntry, error) {
 	for _, m := range ms {
 		if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
@@ -48,27 +55,29 @@ func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, also func(
 		}
 	}
 	var entries []model.LedgerEntry
-	post := func() error {
+	post := func(lookUp bool) error {
 		return inTx(ctx, l.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 			entries = entries[:0]
+			if also != nil {
+				if err := also(ctx, tx); err != nil {
+					return err
+				}
+			}
 			for _, m := range ms {
-				e, err := postIn(ctx, tx, m)
+				e, err := postIn(ctx, tx, m, lookUp)
 				if err != nil {
 					return err
 				}
 				entries = append(entries, e.LedgerEntry)
 			}
-			if also != nil {
-				return also(ctx, tx)
-			}
 			return nil
 		})
 	}
-	err := post()
+	err := post(also == nil)
 	if errors.Is(err, errRaced) {
 		// A concurrent post with the same key won and ours rolled back;
 		// now every movement it made is seen as a replay.
-		err = post()
+		err = post(true)
 	}
 	if err != nil {
 		return nil, err
@@ -76,56 +85,59 @@ func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, also func(
 	return entries, nil
 }
 
-// postIn posts one movement inside tx, or returns the entry already posted
-// under its key.
-func postIn(ctx context.Context, tx bun.Tx, m model.Movement) (ledgerRow, error) {
-	existing, err := entryByKey(ctx, tx, m.Key)
-	if err == nil {
-		return existing, sameMovement(existing, m)
-	}
-	if !errors.Is(err, model.ErrNotFound) {
-		return ledgerRow{}, err
+// postIn posts one movement inside tx or, with lookUp, returns the entry
+// already posted under its key. A key found taken only after the balance
+// moved is errRaced: the transaction must roll back and run again.
+func postIn(ctx context.Context, tx bun.Tx, m model.Movement, lookUp bool) (ledgerRow, error) {
+	if lookUp {
+		existing, err := entryByKey(ctx, tx, m.Key)
+		if err == nil {
+			return existing, sameMovement(existing, m)
+		}
+		if !errors.Is(err, model.ErrNotFound) {
+			return ledgerRow{}, err
+		}
 	}
 	delta := m.Amount
 	if m.Kind == model.KindCharge {
 		delta = -m.Amount
 	}
-	var balance billing.Micros
-	err = tx.NewUpdate().Model((*model.Account)(nil)).
-		Set("balance_micros = balance_micros + ?", delta).
-		Where("id = ?", m.AccountID).
-		Where("balance_micros + ? >= 0", delta).
-		Returning("balance_micros").Scan(ctx, &balance)
-	if errors.Is(notFound(err), model.ErrNotFound) {
-		// A concurrent post with the same key may have spent the balance
-		// this one was waiting for: that is a replay.
-		if existing, getErr := entryByKey(ctx, tx, m.Key); getErr == nil {
-			return existing, sameMovement(existing, m)
-		}
-		acc, getErr := Accounts{DB: tx}.Get(ctx, m.AccountID)
-		if getErr != nil {
-			return ledgerRow{}, getErr
-		}
-		return ledgerRow{}, &model.InsufficientBalanceError{Required: m.Amount, Balance: acc.BalanceMicros}
-	}
-	if err != nil {
-		return ledgerRow{}, fmt.Errorf("update balance: %w", err)
-	}
-	entry := ledgerRow{LedgerEntry: model.LedgerEntry{
-		AccountID: m.AccountID, Kind: m.Kind, Service: m.Service, AmountMicros: delta,
-		BalanceAfter: balance, IdempotencyKey: m.Key, Note: m.Note,
-	}}
+	var jobKind, stage *string
+	var jobID *int64
 	if m.JobKind != "" {
-		entry.JobKind, entry.JobID, entry.Stage = &m.JobKind, &m.JobID, &m.Stage
+		jobKind, jobID, stage = &m.JobKind, &m.JobID, &m.Stage
 	}
-	res, err := tx.NewInsert().Model(&entry).On("CONFLICT (idempotency_key) DO NOTHING").Returning("*").Exec(ctx)
-	if err != nil {
-		return ledgerRow{}, fmt.Errorf("insert ledger entry: %w", err)
+	// One statement: the balance moves (a charge only while it covers it;
+	// the account's row stays locked until the commit) and the entry is
+	// inserted with the balance after it.
+	var entry ledgerRow
+	err := tx.NewRaw(`WITH b AS (UPDATE accounts SET balance_micros = balance_micros + ?0
+			WHERE id = ?1 AND balance_micros + ?0 >= 0 RETURNING balance_micros)
+		INSERT INTO credit_ledger (account_id, kind, service, amount_micros, balance_after, idempotency_key, note, job_kind, job_id, stage)
+		SELECT ?1, ?2, ?3, ?0, b.balance_micros, ?4, ?5, ?6, ?7, ?8 FROM b
+		ON CONFLICT (idempotency_key) DO NOTHING
+		RETURNING *`, delta, m.AccountID, m.Kind, m.Service, m.Key, m.Note, jobKind, jobID, stage).Scan(ctx, &entry)
+	if err == nil {
+		return entry, nil
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !errors.Is(notFound(err), model.ErrNotFound) {
+		return ledgerRow{}, fmt.Errorf("post %s: %w", m.Key, err)
+	}
+	// Nothing inserted: the key is taken (by a concurrent post with it,
+	// committed while this one waited for the account's row, and the
+	// balance moved for nothing), or the balance does not cover the charge.
+	_, err = entryByKey(ctx, tx, m.Key)
+	if err == nil {
 		return ledgerRow{}, errRaced
 	}
-	return entry, nil
+	if !errors.Is(err, model.ErrNotFound) {
+		return ledgerRow{}, err
+	}
+	acc, err := Accounts{DB: tx}.Get(ctx, m.AccountID)
+	if err != nil {
+		return ledgerRow{}, err
+	}
+	return ledgerRow{}, &model.InsufficientBalanceError{Required: m.Amount, Balance: acc.BalanceMicros}
 }
 
 var errRaced = errors.New("ledger: concurrent post with the same key")

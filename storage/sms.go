@@ -415,9 +415,13 @@ func (r SMS) EndAttempt(ctx context.Context, id int64, until time.Time) error {
 // failed meanwhile without a sid is taken back by acceptUnsent.
 func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error {
 	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*model.SMSMessage)(nil)).
-			Set("upstream_sid = ?, status = ?, sent_at = now()", sid, sms.Sending).
-			Where("id = ? AND status = ?", m.ID, sms.Queued).Exec(ctx)
+		// One statement: the message leaves queued (its row locked, so a
+		// concurrent Accept of it waits, then finds it gone from queued)
+		// and its thread's last activity moves, as touchThread moves it.
+		res, err := tx.NewRaw(`WITH m AS (UPDATE sms_messages SET upstream_sid = ?, status = ?, sent_at = now()
+				WHERE id = ? AND status = ? RETURNING thread_id)
+			UPDATE sms_threads t SET last_message_at = greatest(t.last_message_at, now()) FROM m WHERE t.id = m.thread_id`,
+			sid, sms.Sending, m.ID, sms.Queued).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("accept sms message %d: %w", m.ID, conflict(err))
 		}
@@ -428,7 +432,7 @@ func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge 
 		if n == 0 {
 			return errNotQueued
 		}
-		return touchThread(ctx, tx, m.ThreadID)
+		return nil
 	})
 	if errors.Is(err, errNotQueued) {
 		return r.acceptUnsent(ctx, m, sid, charge)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,6 +133,115 @@ func TestSMSAcceptChargesOnce(t *testing.T) {
 	}
 	if n := smsChargeCount(t, db, m.AccountID); n != 1 {
 		t.Fatalf("%d charges, want 1", n)
+	}
+}
+
+// Concurrent Accepts of one message (a send's retries racing) charge it
+// once: the message's row orders them, and every one after the first finds
+// it no longer queued before it reaches the ledger.
+func TestSMSConcurrentAcceptsChargeOnce(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	m := admitSMS(t, db, billing.MicrosPerUSD, 1)[0]
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := store.Accept(ctx, m, fmt.Sprintf("SMrace%d", i), smsCharge(m)); err != nil {
+				t.Errorf("accept %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := store.Message(ctx, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != sms.Sending || got.UpstreamSID == nil {
+		t.Fatalf("message %s with sid %v, want sending with a sid", got.Status, got.UpstreamSID)
+	}
+	if n := smsChargeCount(t, db, m.AccountID); n != 1 {
+		t.Fatalf("%d charges, want 1", n)
+	}
+	acc, err := storage.Accounts{DB: db}.Get(ctx, m.AccountID)
+	if err != nil || acc.BalanceMicros != billing.MicrosPerUSD-m.PriceMicros {
+		t.Fatalf("balance %d (%v), want %d", acc.BalanceMicros, err, billing.MicrosPerUSD-m.PriceMicros)
+	}
+}
+
+// An Accept the balance does not cover changes nothing: the message is
+// still queued with no sid, its thread's last activity has not moved, and
+// nothing is charged, though the message's update ran before the charge.
+func TestSMSAcceptShortOfBalanceChangesNothing(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	m := admitSMS(t, db, 5_000, 1)[0]
+	before, err := store.Thread(ctx, m.AccountID, m.ThreadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // a moved last activity would differ
+	var short *model.InsufficientBalanceError
+	if err := store.Accept(ctx, m, "SMshort", smsCharge(m)); !errors.As(err, &short) || short.Balance != 5_000 {
+		t.Fatalf("accept: %v, want an insufficient balance of 5000", err)
+	}
+	got, err := store.Message(ctx, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != sms.Queued || got.UpstreamSID != nil || got.SentAt != nil {
+		t.Fatalf("message %s with sid %v, sent at %v; want queued, no sid", got.Status, got.UpstreamSID, got.SentAt)
+	}
+	after, err := store.Thread(ctx, m.AccountID, m.ThreadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.LastMessageAt.Equal(before.LastMessageAt) {
+		t.Fatalf("thread's last activity moved from %v to %v", before.LastMessageAt, after.LastMessageAt)
+	}
+	if n := smsChargeCount(t, db, m.AccountID); n != 0 {
+		t.Fatalf("%d charges, want 0", n)
+	}
+}
+
+// A charge already posted under the message's key (a key reused, which no
+// Accept of a queued message should meet) is not posted again: the Accept
+// finds the key taken after moving the balance, runs again with the
+// lookup, and records the message against the entry already there. The
+// same key for another amount is refused and changes nothing.
+func TestSMSAcceptOfAKeyPostedBeforeChargesOnce(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	ms := admitSMS(t, db, billing.MicrosPerUSD, 2)
+	m, other := ms[0], ms[1]
+	if _, err := (storage.Ledger{DB: db}).Post(ctx, smsCharge(m)); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Accept(ctx, m, "SMposted", smsCharge(m)); err != nil {
+		t.Fatalf("accept: %v", err)
+	}
+	got, err := store.Message(ctx, m.ID)
+	if err != nil || got.Status != sms.Sending || got.UpstreamSID == nil || *got.UpstreamSID != "SMposted" {
+		t.Fatalf("message %s with sid %v (%v), want sending under SMposted", got.Status, got.UpstreamSID, err)
+	}
+	if n := smsChargeCount(t, db, m.AccountID); n != 1 {
+		t.Fatalf("%d charges, want 1", n)
+	}
+	reused := smsCharge(other)
+	reused.Key, reused.Amount = smsCharge(m).Key, other.PriceMicros+1
+	if err := store.Accept(ctx, other, "SMreused", reused); !errors.Is(err, model.ErrKeyReused) {
+		t.Fatalf("accept under another message's key: %v, want ErrKeyReused", err)
+	}
+	if got, err := store.Message(ctx, other.ID); err != nil || got.Status != sms.Queued || got.UpstreamSID != nil {
+		t.Fatalf("message %s with sid %v (%v), want queued with none", got.Status, got.UpstreamSID, err)
+	}
+	acc, err := storage.Accounts{DB: db}.Get(ctx, m.AccountID)
+	if err != nil || acc.BalanceMicros != billing.MicrosPerUSD-m.PriceMicros {
+		t.Fatalf("balance %d (%v), want %d", acc.BalanceMicros, err, billing.MicrosPerUSD-m.PriceMicros)
 	}
 }
 
