@@ -43,11 +43,12 @@ func (l Ledger) PostAll(ctx context.Context, ms []model.Movement) ([]model.Ledge
 // also runs first so that the account's row, which every charge of the
 // account updates, is locked only from the posting to the commit: the
 // sends of a batch all charge one account, and they queue on that lock
-// (see "Lock order" in docs/decisions.md). also must be idempotent, and it
-// is what stops a repeated call: it finds its state changed already and
-// fails, before anything is posted. So with also set the first run does not
-// look the keys up; a key taken all the same (a reused key) conflicts, the
-// run rolls back and runs again with the lookups, as a race on a key does.
+// (docs/decisions.md, "SMS threads", gives the lock order). also must be
+// idempotent, and it is what stops a repeated call: it finds its state
+// changed already and fails, before anything is posted. So with also set
+// the first run does not look the keys up; a key taken all the same (a
+// reused key) conflicts, the run rolls back and runs again with the
+// lookups, as a race on a key does.
 func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, also func(context.Context, bun.Tx) error) ([]model.LedgerEntry, error) {
 	for _, m := range ms {
 		if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
