@@ -414,14 +414,14 @@ func (r SMS) EndAttempt(ctx context.Context, id int64, until time.Time) error {
 // message accepted already is left as it is and not charged again; one
 // failed meanwhile without a sid is taken back by acceptUnsent.
 func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error {
-	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
-		// One statement: the message leaves queued (its row locked, so a
-		// concurrent Accept of it waits, then finds it gone from queued)
-		// and its thread's last activity moves, as touchThread moves it.
-		res, err := tx.NewRaw(`WITH m AS (UPDATE sms_messages SET upstream_sid = ?, status = ?, sent_at = now()
-				WHERE id = ? AND status = ? RETURNING thread_id)
-			UPDATE sms_threads t SET last_message_at = greatest(t.last_message_at, now()) FROM m WHERE t.id = m.thread_id`,
-			sid, sms.Sending, m.ID, sms.Queued).Exec(ctx)
+	// The message first: a concurrent Accept of it waits for its row, then
+	// finds it no longer queued and charges nothing. Its thread last, after
+	// the charge, as every transaction that locks an account takes it
+	// before any thread.
+	leave := func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*model.SMSMessage)(nil)).
+			Set("upstream_sid = ?, status = ?, sent_at = now()", sid, sms.Sending).
+			Where("id = ? AND status = ?", m.ID, sms.Queued).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("accept sms message %d: %w", m.ID, conflict(err))
 		}
@@ -433,7 +433,9 @@ func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge 
 			return errNotQueued
 		}
 		return nil
-	})
+	}
+	touch := func(ctx context.Context, tx bun.Tx) error { return touchThread(ctx, tx, m.ThreadID) }
+	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, leave, touch)
 	if errors.Is(err, errNotQueued) {
 		return r.acceptUnsent(ctx, m, sid, charge)
 	}
@@ -453,7 +455,10 @@ var errNotQueued = errors.New("sms message is no longer queued")
 // cleared and its batch's outcome set again. A message that has a sid is
 // left as it is.
 func (r SMS) acceptUnsent(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error {
-	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
+	// A rare path: the charge first (the account's row), then the
+	// message's row, its thread's and its batch's, as every other holder of
+	// an account takes them after it.
+	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, nil, func(ctx context.Context, tx bun.Tx) error {
 		var taken struct {
 			ThreadID int64  `bun:"thread_id"`
 			BatchID  *int64 `bun:"batch_id"`
