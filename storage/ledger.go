@@ -35,21 +35,21 @@ func (l Ledger) Post(ctx context.Context, m model.Movement) (model.LedgerEntry, 
 // PostAll records several movements all or nothing, each exactly once: when
 // one cannot be posted (say the balance does not cover a charge), none is.
 func (l Ledger) PostAll(ctx context.Context, ms []model.Movement) ([]model.LedgerEntry, error) {
-	return l.postAllWith(ctx, ms, nil, nil)
+	return l.postAllWith(ctx, ms, nil)
 }
 
-// postAllWith posts ms in one transaction with the state change they pay
-// for, made by before (run first) and after (run last), when set: they
-// commit together. Every charge of an account updates its row, which stays
-// locked from the posting to the commit, so what need not hold it goes in
-// before: the sends of a batch all charge one account, and queue on that
-// lock (docs/decisions.md, "SMS threads", gives the lock order). Both must
-// be idempotent, and before is what stops a repeated call: it finds its
-// state changed already and fails, before anything is posted. So with
-// before set the first run does not look the keys up; a key taken all the
-// same (a reused key) conflicts, the run rolls back and runs again with the
+// postAllWith runs also (when set) and then posts ms, in one transaction:
+// the state change and the movements that pay for it commit together.
+// also runs first so that the account's row, which every charge of the
+// account updates, is locked only from the posting to the commit: the
+// sends of a batch all charge one account, and they queue on that lock
+// (docs/decisions.md, "SMS threads", gives the lock order). also must be
+// idempotent, and it is what stops a repeated call: it finds its state
+// changed already and fails, before anything is posted. So with also set
+// the first run does not look the keys up; a key taken all the same (a
+// reused key) conflicts, the run rolls back and runs again with the
 // lookups, as a race on a key does.
-func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, before, after func(context.Context, bun.Tx) error) ([]model.LedgerEntry, error) {
+func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, also func(context.Context, bun.Tx) error) ([]model.LedgerEntry, error) {
 	for _, m := range ms {
 		if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
 			return nil, fmt.Errorf("ledger: a movement needs an account, a key and a positive amount")
@@ -59,8 +59,8 @@ func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, before, af
 	post := func(lookUp bool) error {
 		return inTx(ctx, l.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 			entries = entries[:0]
-			if before != nil {
-				if err := before(ctx, tx); err != nil {
+			if also != nil {
+				if err := also(ctx, tx); err != nil {
 					return err
 				}
 			}
@@ -71,13 +71,10 @@ func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, before, af
 				}
 				entries = append(entries, e.LedgerEntry)
 			}
-			if after != nil {
-				return after(ctx, tx)
-			}
 			return nil
 		})
 	}
-	err := post(before == nil)
+	err := post(also == nil)
 	if errors.Is(err, errRaced) {
 		// A concurrent post with the same key won and ours rolled back;
 		// now every movement it made is seen as a replay.

@@ -82,8 +82,8 @@ func quotasOf(ctx context.Context, db bun.IDB, accountID string) (map[string]int
 // Admit admits a send in one transaction under the account's row lock, so
 // that concurrent sends see each other: check (the caller's quota and
 // balance rules) sees the account's usage and quotas, read in the
-// transaction, and when it passes a single message is inserted (with its
-// thread if it is the first to its recipient), or a batch with its
+// transaction, and when it passes a single message is inserted (its thread
+// created first if it is the first to its recipient), or a batch with its
 // messages pending (insertPending: its workflow expands them into rows).
 // check must not query the database itself: every connection of the pool
 // may be held by an admission waiting for this one's lock, and it would
@@ -94,6 +94,20 @@ func quotasOf(ctx context.Context, db bun.IDB, accountID string) (map[string]int
 func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, check func(model.SMSUsage) error) (int64, error) {
 	var batchID int64
 	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		// A single send's thread is found or created before the account's
+		// lock is taken, as a carrier's acceptance takes its message's
+		// thread before the account: no holder of an account waits for a
+		// thread (docs/decisions.md, "SMS threads"). A refused send rolls
+		// the thread it created back with it.
+		var threadID int64
+		if !send.Batch {
+			to := send.Messages[0].ToPhone
+			threads, err := ensureThreads(ctx, tx, send.AccountID, send.From.ID, []string{to}, now)
+			if err != nil {
+				return err
+			}
+			threadID = threads[to]
+		}
 		var u model.SMSUsage
 		if err := tx.NewSelect().Model(&u.Account).Where("id = ?", send.AccountID).For("NO KEY UPDATE").Scan(ctx); err != nil {
 			return notFound(err)
@@ -157,7 +171,8 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 		if send.Batch {
 			err = insertPending(ctx, tx, batchID, send, now, sendAt)
 		} else {
-			err = insertSingle(ctx, tx, send, now)
+			send.Messages[0].ThreadID = threadID
+			err = insertSingle(ctx, tx, &send.Messages[0])
 		}
 		if err != nil || sendAt != nil {
 			return err
@@ -167,15 +182,8 @@ func (r SMS) Admit(ctx context.Context, send *model.SMSSend, now time.Time, chec
 	return batchID, err
 }
 
-// insertSingle inserts a single send's message, creating its thread if it
-// is the first with its recipient.
-func insertSingle(ctx context.Context, tx bun.Tx, send *model.SMSSend, now time.Time) error {
-	m := &send.Messages[0]
-	threads, err := ensureThreads(ctx, tx, send.AccountID, send.From.ID, []string{m.ToPhone}, now)
-	if err != nil {
-		return err
-	}
-	m.ThreadID = threads[m.ToPhone]
+// insertSingle inserts a single send's message (its thread set).
+func insertSingle(ctx context.Context, tx bun.Tx, m *model.SMSMessage) error {
 	if _, err := tx.NewInsert().Model(m).Exec(ctx); err != nil {
 		return fmt.Errorf("insert sms message: %w", err)
 	}
@@ -414,14 +422,14 @@ func (r SMS) EndAttempt(ctx context.Context, id int64, until time.Time) error {
 // message accepted already is left as it is and not charged again; one
 // failed meanwhile without a sid is taken back by acceptUnsent.
 func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error {
-	// The message first: a concurrent Accept of it waits for its row, then
-	// finds it no longer queued and charges nothing. Its thread last, after
-	// the charge, as every transaction that locks an account takes it
-	// before any thread.
-	leave := func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*model.SMSMessage)(nil)).
-			Set("upstream_sid = ?, status = ?, sent_at = now()", sid, sms.Sending).
-			Where("id = ? AND status = ?", m.ID, sms.Queued).Exec(ctx)
+	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
+		// One statement: the message leaves queued (its row locked, so a
+		// concurrent Accept of it waits, then finds it gone from queued)
+		// and its thread's last activity moves, as touchThread moves it.
+		res, err := tx.NewRaw(`WITH m AS (UPDATE sms_messages SET upstream_sid = ?, status = ?, sent_at = now()
+				WHERE id = ? AND status = ? RETURNING thread_id)
+			UPDATE sms_threads t SET last_message_at = greatest(t.last_message_at, now()) FROM m WHERE t.id = m.thread_id`,
+			sid, sms.Sending, m.ID, sms.Queued).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("accept sms message %d: %w", m.ID, conflict(err))
 		}
@@ -433,9 +441,7 @@ func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge 
 			return errNotQueued
 		}
 		return nil
-	}
-	touch := func(ctx context.Context, tx bun.Tx) error { return touchThread(ctx, tx, m.ThreadID) }
-	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, leave, touch)
+	})
 	if errors.Is(err, errNotQueued) {
 		return r.acceptUnsent(ctx, m, sid, charge)
 	}
@@ -455,10 +461,7 @@ var errNotQueued = errors.New("sms message is no longer queued")
 // cleared and its batch's outcome set again. A message that has a sid is
 // left as it is.
 func (r SMS) acceptUnsent(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error {
-	// A rare path: the charge first (the account's row), then the
-	// message's row, its thread's and its batch's, as every other holder of
-	// an account takes them after it.
-	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, nil, func(ctx context.Context, tx bun.Tx) error {
+	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
 		var taken struct {
 			ThreadID int64  `bun:"thread_id"`
 			BatchID  *int64 `bun:"batch_id"`

@@ -245,6 +245,54 @@ func TestSMSAcceptOfAKeyPostedBeforeChargesOnce(t *testing.T) {
 	}
 }
 
+// A single send's thread is made before the account's lock is taken (the
+// lock order of docs/decisions.md, "SMS threads"): an admitted send gets
+// it, and a refused one leaves none behind.
+func TestSMSSingleSendThreadOnlyWhenAdmitted(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	from, err := store.AddNumber(ctx, acc.ID, "+14155550166")
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads := func(to string) []int64 {
+		t.Helper()
+		var ids []int64
+		if err := db.NewRaw("SELECT id FROM sms_threads WHERE owned_number_id = ? AND remote_phone = ?", from.ID, to).Scan(ctx, &ids); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	send := func(to string, check func(model.SMSUsage) error) (model.SMSMessage, error) {
+		s := model.SMSSend{AccountID: acc.ID, From: from, Messages: []model.SMSMessage{{ToPhone: to, Country: "US", Body: "hi",
+			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900}}}
+		_, err := store.Admit(ctx, &s, time.Now(), check)
+		return s.Messages[0], err
+	}
+	refused := errors.New("refused")
+	if _, err := send("+12025550171", func(model.SMSUsage) error { return refused }); !errors.Is(err, refused) {
+		t.Fatalf("refused send: %v", err)
+	}
+	if ids := threads("+12025550171"); len(ids) != 0 {
+		t.Fatalf("a refused send left threads %v", ids)
+	}
+	for range 2 {
+		m, err := send("+12025550171", func(model.SMSUsage) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := threads("+12025550171")
+		if len(ids) != 1 || m.ThreadID != ids[0] {
+			t.Fatalf("message in thread %d, the pair's threads %v; want one, the message's", m.ThreadID, ids)
+		}
+		if got, err := store.Message(ctx, m.ID); err != nil || got.ThreadID != ids[0] {
+			t.Fatalf("stored message in thread %d (%v), want %d", got.ThreadID, err, ids[0])
+		}
+	}
+}
+
 func TestSMSKnownSIDs(t *testing.T) {
 	db := testenv.DB(t)
 	ctx := context.Background()

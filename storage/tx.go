@@ -19,12 +19,10 @@ const txAttempts = 5
 // aborted it as a deadlock victim (40P01) or for a serialization failure
 // (40001): the transaction was rolled back, so a retry is safe, and fn must
 // set everything it reports from scratch on each run. The locks every
-// repository takes are ordered (an account row before the rows that refer
-// to it, but for a message's acceptance, which takes its message and thread
-// first and the account last, while no transaction holding an account waits
-// for those; a thread before its counters; docs/decisions.md, "SMS
-// threads"), so these aborts are rare; the retry keeps the rare one from
-// reaching a client or a carrier as a 500.
+// repository takes are ordered (no holder of an account's row waits for a
+// message's or a thread's, a thread is locked before its counters:
+// docs/decisions.md, "SMS threads"), so these aborts are rare; the retry
+// keeps the rare one from reaching a client or a carrier as a 500.
 func inTx(ctx context.Context, db bun.IDB, opts *sql.TxOptions, fn func(context.Context, bun.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		err := db.RunInTx(ctx, opts, fn)
