@@ -843,18 +843,7 @@ func BenchmarkSMSBatch10k(b *testing.B) {
 		}
 		admitted := time.Since(start)
 		id := accepted.Data.JobID
-		for deadline := start.Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-			queued, err := p.queuedOf(ctx, id)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if queued == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("batch %d: %d messages still queued after 10 minutes", id, queued)
-			}
-		}
+		p.awaitSent(b, id, 10*time.Minute)
 		sent := time.Since(start)
 		var failed int
 		if err := p.db.NewSelect().Table("sms_messages").ColumnExpr("count(*)").
@@ -1052,7 +1041,6 @@ func BenchmarkInboundDuringBatch(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, prefix+"p99_ms")
 		b.ReportMetric(float64(errs), prefix+"errors")
 	}
-	ctx := context.Background()
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
@@ -1073,18 +1061,7 @@ func BenchmarkInboundDuringBatch(b *testing.B) {
 		}()
 		var accepted struct{ JobID int64 }
 		p.do(http.MethodPost, "/sms", a.Key, bytes.NewReader(body), "Content-Type", "application/json").want(b, 202, "").decode(b, &accepted)
-		for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-			queued, err := p.queuedOf(ctx, accepted.JobID)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if queued == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("batch %d: %d messages still queued after 10 minutes", accepted.JobID, queued)
-			}
-		}
+		p.awaitSent(b, accepted.JobID, 10*time.Minute)
 		close(stop)
 		r := <-done
 		report("", r.lat, r.errs, r.took)

@@ -192,23 +192,11 @@ func BenchmarkSMSPacing(b *testing.B) {
 			setPace(b, p, a, pace)
 			startWorker(b, smsWorkerEnv(p)...)
 			startWorker(b, smsWorkerEnv(p)...)
-			ctx := context.Background()
 			b.ResetTimer()
 			for i := range b.N {
 				var accepted struct{ JobID int64 }
 				p.sendSMS(a, "Doors open at 7", pacedRecipients(i, n)...).want(b, 202, "").decode(b, &accepted)
-				for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-					queued, err := p.queuedOf(ctx, accepted.JobID)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if queued == 0 {
-						break
-					}
-					if time.Now().After(deadline) {
-						b.Fatalf("batch %d: %d messages still queued after 5 minutes", accepted.JobID, queued)
-					}
-				}
+				p.awaitSent(b, accepted.JobID, 5*time.Minute)
 				all, refused := p.carrierLog.sends(a.From)
 				if len(all) != (i+1)*n || refused != 0 {
 					b.Fatalf("the carrier took %d sends and refused %d, want %d and none", len(all), refused, (i+1)*n)

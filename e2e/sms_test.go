@@ -113,6 +113,23 @@ func (p *platform) queuedOf(ctx context.Context, batchID int64) (int, error) {
 	return n, err
 }
 
+// awaitSent waits until a batch has no message left queued (queuedOf).
+func (p *platform) awaitSent(tb testing.TB, batchID int64, timeout time.Duration) {
+	tb.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
+		queued, err := p.queuedOf(context.Background(), batchID)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if queued == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("batch %d: %d messages still queued after %s", batchID, queued, timeout)
+		}
+	}
+}
+
 // smsCharges sums an account's SMS charges.
 func (p *platform) smsCharges(accountID string) (n int, total billing.Micros) {
 	p.t.Helper()

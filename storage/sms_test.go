@@ -46,6 +46,35 @@ func admitSMS(t *testing.T, db *bun.DB, balance billing.Micros, n int) []model.S
 	return send.Messages
 }
 
+// admitPending admits a batch of one-segment messages to phones from a new
+// account's number, its recipients in optedOut opted out first, and leaves
+// it pending (no workflow expands it).
+func admitPending(t *testing.T, db *bun.DB, phones []string, optedOut ...string) (model.OwnedNumber, model.SMSSend, int64) {
+	t.Helper()
+	ctx := context.Background()
+	store := storage.SMS{DB: db}
+	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
+	from, err := store.AddNumber(ctx, acc.ID, fmt.Sprintf("+1415555%04d", time.Now().UnixNano()%10_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(optedOut) > 0 {
+		if _, _, err := store.AddOptOuts(ctx, acc.ID, optedOut, model.OptOutAPI, nil, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := model.SMSSend{AccountID: acc.ID, From: from, Batch: true}
+	for _, to := range phones {
+		send.Messages = append(send.Messages, model.SMSMessage{ToPhone: to, Country: "US", Body: "doors open at " + to[len(to)-2:],
+			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
+	}
+	batchID, err := store.Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return from, send, batchID
+}
+
 func smsCharge(m model.SMSMessage) model.Movement {
 	return model.Movement{AccountID: m.AccountID, Kind: model.KindCharge, Service: billing.ServiceSMS, Amount: m.PriceMicros,
 		Key: fmt.Sprintf("sms-message:%d:send", m.ID), JobKind: "sms_message", JobID: m.ID, Stage: "send"}
@@ -350,26 +379,10 @@ func TestSMSBatchAdmittedPendingThenExpanded(t *testing.T) {
 	db := testenv.DB(t)
 	ctx := context.Background()
 	store := storage.SMS{DB: db}
-	acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
-	from, err := store.AddNumber(ctx, acc.ID, "+14155550177")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := store.AddOptOuts(ctx, acc.ID, []string{"+12025550182"}, model.OptOutAPI, nil, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	send := model.SMSSend{AccountID: acc.ID, From: from, Batch: true}
-	for _, to := range []string{"+12025550181", "+12025550182", "+12025550181"} {
-		send.Messages = append(send.Messages, model.SMSMessage{ToPhone: to, Country: "US", Body: "doors open at " + to[len(to)-2:],
-			Segments: 1, Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
-	}
-	batchID, err := store.Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	from, send, batchID := admitPending(t, db, []string{"+12025550181", "+12025550182", "+12025550181"}, "+12025550182")
 	available := func() billing.Micros {
 		t.Helper()
-		probe := model.SMSSend{AccountID: acc.ID, From: from, Messages: []model.SMSMessage{{ToPhone: "+12025550189"}}}
+		probe := model.SMSSend{AccountID: send.AccountID, From: from, Messages: []model.SMSMessage{{ToPhone: "+12025550189"}}}
 		var seen billing.Micros
 		errSeen := errors.New("seen")
 		if _, err := store.Admit(ctx, &probe, time.Now(), func(u model.SMSUsage) error { seen = u.Available; return errSeen }); !errors.Is(err, errSeen) {
@@ -384,7 +397,7 @@ func TestSMSBatchAdmittedPendingThenExpanded(t *testing.T) {
 	if err := db.NewRaw("SELECT count(*) FROM sms_messages WHERE batch_id = ?", batchID).Scan(ctx, &rows); err != nil || rows != 0 {
 		t.Fatalf("%d message rows before the expansion (%v)", rows, err)
 	}
-	_, pending, err := store.BatchOwned(ctx, acc.ID, batchID)
+	_, pending, err := store.BatchOwned(ctx, send.AccountID, batchID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +416,7 @@ func TestSMSBatchAdmittedPendingThenExpanded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, expanded, err := store.BatchOwned(ctx, acc.ID, batchID)
+	_, expanded, err := store.BatchOwned(ctx, send.AccountID, batchID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,30 +446,18 @@ func TestSMSBatchCanceledOrFailedWhilePending(t *testing.T) {
 	ctx := context.Background()
 	store := storage.SMS{DB: db}
 	for _, end := range []string{"cancel", "fail"} {
-		acc, _ := testenv.Account(t, db, testenv.AccountOpts{Balance: billing.MicrosPerUSD})
-		from, err := store.AddNumber(ctx, acc.ID, fmt.Sprintf("+1415555%04d", time.Now().UnixNano()%10_000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		send := model.SMSSend{AccountID: acc.ID, From: from, Batch: true}
-		for _, to := range []string{"+12025550191", "+12025550192"} {
-			send.Messages = append(send.Messages, model.SMSMessage{ToPhone: to, Country: "US", Body: "hi", Segments: 1,
-				Encoding: "gsm7", PriceMicros: 10_000, CostMicros: 7_900})
-		}
-		batchID, err := store.Admit(ctx, &send, time.Now(), func(model.SMSUsage) error { return nil })
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, send, batchID := admitPending(t, db, []string{"+12025550191", "+12025550192"})
+		var err error
 		want := sms.Canceled
 		if end == "cancel" {
-			_, err = store.CancelBatch(ctx, acc.ID, batchID)
+			_, err = store.CancelBatch(ctx, send.AccountID, batchID)
 		} else {
 			want, err = sms.Failed, store.FailUnsent(ctx, batchID, 0, "SERVICE_UNAVAILABLE", "not started")
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", end, err)
 		}
-		b, ms, err := store.BatchOwned(ctx, acc.ID, batchID)
+		b, ms, err := store.BatchOwned(ctx, send.AccountID, batchID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -466,7 +467,7 @@ func TestSMSBatchCanceledOrFailedWhilePending(t *testing.T) {
 		var reserved int64
 		if err := db.NewRaw(`SELECT (SELECT coalesce(sum(reserved_micros), 0) FROM sms_batch_pending WHERE account_id = ?) +
 				(SELECT coalesce(sum(price_micros), 0) FROM sms_messages WHERE account_id = ? AND status IN (?))`,
-			acc.ID, acc.ID, bun.In(sms.Unsent)).Scan(ctx, &reserved); err != nil || reserved != 0 {
+			send.AccountID, send.AccountID, bun.In(sms.Unsent)).Scan(ctx, &reserved); err != nil || reserved != 0 {
 			t.Fatalf("%s: %d still reserved (%v)", end, reserved, err)
 		}
 	}
