@@ -56,6 +56,13 @@ func conflict(err error) error {
 	return err
 }
 
+// uniqueViolation reports whether err is PostgreSQL's unique violation of
+// the constraint or index named constraint.
+func uniqueViolation(err error, constraint string) bool {
+	var pgErr pgdriver.Error
+	return errors.As(err, &pgErr) && pgErr.Field('C') == "23505" && pgErr.Field('n') == constraint
+}
+
 // Unavailable reports whether err means PostgreSQL could not serve the
 // request at all rather than refused it: the connection broke (SQLSTATE
 // class 08), the server has no room for another client (53, e.g. "too many

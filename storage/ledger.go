@@ -51,8 +51,8 @@ func (l Ledger) PostAll(ctx context.Context, ms []model.Movement) ([]model.Ledge
 // lookups, as a race on a key does.
 func (l Ledger) postAllWith(ctx context.Context, ms []model.Movement, also func(context.Context, bun.Tx) error) ([]model.LedgerEntry, error) {
 	for _, m := range ms {
-		if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
-			return nil, fmt.Errorf("ledger: a movement needs an account, a key and a positive amount")
+		if err := checkMovement(m); err != nil {
+			return nil, err
 		}
 	}
 	var entries []model.LedgerEntry
@@ -103,11 +103,7 @@ func postIn(ctx context.Context, tx bun.Tx, m model.Movement, lookUp bool) (ledg
 	if m.Kind == model.KindCharge {
 		delta = -m.Amount
 	}
-	var jobKind, stage *string
-	var jobID *int64
-	if m.JobKind != "" {
-		jobKind, jobID, stage = &m.JobKind, &m.JobID, &m.Stage
-	}
+	jobKind, jobID, stage := jobOf(m)
 	// One statement: the balance moves (a charge only while it covers it;
 	// the account's row stays locked until the commit) and the entry is
 	// inserted with the balance after it.
@@ -142,6 +138,22 @@ func postIn(ctx context.Context, tx bun.Tx, m model.Movement, lookUp bool) (ledg
 }
 
 var errRaced = errors.New("ledger: concurrent post with the same key")
+
+// checkMovement refuses a movement the ledger cannot post.
+func checkMovement(m model.Movement) error {
+	if m.Amount <= 0 || m.Key == "" || m.AccountID == "" {
+		return fmt.Errorf("ledger: a movement needs an account, a key and a positive amount")
+	}
+	return nil
+}
+
+// jobOf is a movement's job columns: NULL for a movement of no job.
+func jobOf(m model.Movement) (kind *string, id *int64, stage *string) {
+	if m.JobKind == "" {
+		return nil, nil, nil
+	}
+	return &m.JobKind, &m.JobID, &m.Stage
+}
 
 func entryByKey(ctx context.Context, db bun.IDB, key string) (ledgerRow, error) {
 	var e ledgerRow

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -417,15 +418,68 @@ func (r SMS) EndAttempt(ctx context.Context, id int64, until time.Time) error {
 }
 
 // Accept records that the carrier accepted a queued message under sid and
-// charges it, in one transaction, once: a repeated call changes nothing.
-// The charge pays for the move out of queued, and commits only with it. A
-// message accepted already is left as it is and not charged again; one
-// failed meanwhile without a sid is taken back by acceptUnsent.
+// charges it, once: a repeated call changes nothing. It is one statement,
+// committed on its own: the message and its thread are locked first (a
+// concurrent Accept of the message waits, then finds it gone from queued),
+// then the account's row, whose balance is charged as the entry is posted,
+// and with the charge the message leaves queued and its thread's last
+// activity moves, as touchThread moves it. So the account's row, which
+// every send of a batch charges, is held inside one statement and its
+// commit, with no round trip to the worker while it is (docs/decisions.md,
+// "SMS threads"). A balance that does not cover the price changes nothing
+// and is an *model.InsufficientBalanceError. A message accepted already is
+// left as it is and not charged again; one failed meanwhile without a sid
+// is taken back by acceptUnsent. A charge whose key the ledger holds
+// already (which no Accept of a queued message should meet) fails the
+// statement, and acceptPosted records the acceptance in the ledger's
+// transaction, which looks the key up and posts nothing twice.
 func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error {
+	if err := checkMovement(charge); err != nil {
+		return err
+	}
+	if charge.Kind != model.KindCharge || charge.AccountID != m.AccountID {
+		return fmt.Errorf("accept sms message %d: the movement must charge the message's account", m.ID)
+	}
+	jobKind, jobID, stage := jobOf(charge)
+	var got struct {
+		Queued  bool `bun:"queued"`
+		Charged bool `bun:"charged"`
+	}
+	err := r.DB.NewRaw(`WITH q AS (SELECT m.id, m.thread_id FROM sms_messages m JOIN sms_threads t ON t.id = m.thread_id
+			WHERE m.id = ?0 AND m.status = ?1 FOR NO KEY UPDATE OF m, t),
+		b AS (UPDATE accounts SET balance_micros = balance_micros - ?2
+			WHERE id = ?3 AND balance_micros >= ?2 AND EXISTS (SELECT FROM q) RETURNING balance_micros),
+		e AS (INSERT INTO credit_ledger (account_id, kind, service, amount_micros, balance_after, idempotency_key, note, job_kind, job_id, stage)
+			SELECT ?3, ?4, ?5, -?2, b.balance_micros, ?6, ?7, ?8, ?9, ?10 FROM b RETURNING id),
+		s AS (UPDATE sms_messages m SET upstream_sid = ?11, status = ?12, sent_at = now() FROM q
+			WHERE m.id = q.id AND EXISTS (SELECT FROM e) RETURNING m.thread_id),
+		t AS (UPDATE sms_threads t SET last_message_at = greatest(t.last_message_at, now()) FROM s WHERE t.id = s.thread_id)
+		SELECT EXISTS (SELECT FROM q) AS queued, EXISTS (SELECT FROM s) AS charged`,
+		m.ID, sms.Queued, charge.Amount, charge.AccountID, charge.Kind, charge.Service, charge.Key, charge.Note,
+		jobKind, jobID, stage, sid, sms.Sending).Scan(ctx, &got)
+	switch {
+	case uniqueViolation(err, "credit_ledger_idempotency_key_key"):
+		return r.acceptPosted(ctx, m, sid, charge)
+	case err != nil:
+		return fmt.Errorf("accept sms message %d: %w", m.ID, conflict(err))
+	case !got.Queued:
+		return r.acceptUnsent(ctx, m, sid, charge)
+	case !got.Charged:
+		acc, err := Accounts{DB: r.DB}.Get(ctx, m.AccountID)
+		if err != nil {
+			return err
+		}
+		return &model.InsufficientBalanceError{Required: charge.Amount, Balance: acc.BalanceMicros}
+	}
+	return nil
+}
+
+// acceptPosted is Accept in the ledger's transaction, for a charge whose
+// key is taken: the message leaves queued and its thread's last activity
+// moves against the entry already posted, or nothing changes when that
+// entry is another movement's (model.ErrKeyReused).
+func (r SMS) acceptPosted(ctx context.Context, m model.SMSMessage, sid string, charge model.Movement) error {
 	_, err := Ledger{DB: r.DB}.postAllWith(ctx, []model.Movement{charge}, func(ctx context.Context, tx bun.Tx) error {
-		// One statement: the message leaves queued (its row locked, so a
-		// concurrent Accept of it waits, then finds it gone from queued)
-		// and its thread's last activity moves, as touchThread moves it.
 		res, err := tx.NewRaw(`WITH m AS (UPDATE sms_messages SET upstream_sid = ?, status = ?, sent_at = now()
 				WHERE id = ? AND status = ? RETURNING thread_id)
 			UPDATE sms_threads t SET last_message_at = greatest(t.last_message_at, now()) FROM m WHERE t.id = m.thread_id`,
@@ -433,12 +487,8 @@ func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge 
 		if err != nil {
 			return fmt.Errorf("accept sms message %d: %w", m.ID, conflict(err))
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("accept sms message %d: %w", m.ID, err)
-		}
-		if n == 0 {
-			return errNotQueued
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return cmp.Or(err, errNotQueued)
 		}
 		return nil
 	})
@@ -596,16 +646,21 @@ func advance(ctx context.Context, db bun.IDB, sid, status, errorCode, errorMessa
 // batch's message fails late, sets the batch's outcome again. It returns
 // the message as it is now and whether it moved.
 func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error) {
-	// One transaction: a reader never sees the message's late failure
-	// without the batch's new outcome, and a crash between the two cannot
-	// leave the batch behind (a repeated callback would not move the
-	// message again).
+	if status != sms.Undelivered && status != sms.Failed {
+		// One statement: sent and delivered (most callbacks) leave the
+		// batch's outcome as it is.
+		return advance(ctx, r.DB, sid, status, errorCode, errorMessage)
+	}
+	// A failure, in one transaction: a reader never sees the message's
+	// late failure without the batch's new outcome, and a crash between the
+	// two cannot leave the batch behind (a repeated callback would not move
+	// the message again).
 	var m model.SMSMessage
 	var moved bool
 	err := inTx(ctx, r.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		m, moved, err = advance(ctx, tx, sid, status, errorCode, errorMessage)
-		if err != nil || !moved || m.BatchID == nil || (status != sms.Undelivered && status != sms.Failed) {
+		if err != nil || !moved || m.BatchID == nil {
 			return err
 		}
 		// The batch's row lock orders concurrent late outcomes: the

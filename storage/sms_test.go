@@ -202,7 +202,7 @@ func TestSMSConcurrentAcceptsChargeOnce(t *testing.T) {
 
 // An Accept the balance does not cover changes nothing: the message is
 // still queued with no sid, its thread's last activity has not moved, and
-// nothing is charged, though the message's update ran before the charge.
+// nothing is charged.
 func TestSMSAcceptShortOfBalanceChangesNothing(t *testing.T) {
 	db := testenv.DB(t)
 	ctx := context.Background()
@@ -237,10 +237,10 @@ func TestSMSAcceptShortOfBalanceChangesNothing(t *testing.T) {
 }
 
 // A charge already posted under the message's key (a key reused, which no
-// Accept of a queued message should meet) is not posted again: the Accept
-// finds the key taken after moving the balance, runs again with the
-// lookup, and records the message against the entry already there. The
-// same key for another amount is refused and changes nothing.
+// Accept of a queued message should meet) is not posted again: the
+// Accept's statement fails on the key, and the ledger's transaction looks
+// it up and records the message against the entry already there. The same
+// key for another amount is refused and changes nothing.
 func TestSMSAcceptOfAKeyPostedBeforeChargesOnce(t *testing.T) {
 	db := testenv.DB(t)
 	ctx := context.Background()
