@@ -18,10 +18,11 @@ import (
 
 // OpenDB connects to Postgres and checks the connection.
 func OpenDB(ctx context.Context, url string) (*bun.DB, error) {
-	sqldb := sql.OpenDB(pgdriver.NewConnector(
+	sqldb := sql.OpenDB(preparingConnector{pgdriver.NewConnector(
 		pgdriver.WithDSN(url),
 		pgdriver.WithTimeout(10*time.Second),
-	))
+		genericPlans,
+	)})
 	// As many idle connections as open ones: with fewer, every request
 	// beyond that many at once closed its connection afterwards and the next
 	// one opened a new one (a Postgres backend started for one query). Idle

@@ -1,8 +1,11 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -48,6 +51,18 @@ func (r Jobs) ByIdempotencyKey(ctx context.Context, accountID, kind, key string)
 // keeps, newest first, with only the columns a list shows (listColumns).
 func (r Jobs) List(ctx context.Context, accountID, kind string, f model.JobFilter) ([]model.Job, error) {
 	jobs := make([]model.Job, 0, f.Limit)
+	if db, ok := r.DB.(*bun.DB); ok && f.FileName == "" && len(f.Statuses) == 0 && f.From.IsZero() && f.To.IsZero() {
+		// The page most lists ask for, prepared (see scanPrepared); not in
+		// a transaction, where no list is read.
+		before := cmp.Or(f.Before, math.MaxInt64)
+		err := scanPrepared(ctx, db, &jobs, `SELECT `+strings.Join(listColumns[kind], ", ")+` FROM jobs
+			WHERE account_id = $1 AND kind = $2 AND deleted_at IS NULL AND id < $3 ORDER BY id DESC LIMIT $4`,
+			accountID, kind, before, f.Limit)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		return jobs, nil
+	}
 	q := r.DB.NewSelect().Model(&jobs).Column(listColumns[kind]...).
 		Where("account_id = ? AND kind = ? AND deleted_at IS NULL", accountID, kind)
 	err := filterJobs(q, f).OrderExpr("id DESC").Limit(int64(f.Limit)).Scan(ctx)

@@ -62,15 +62,16 @@ func markOptedOut(ms []model.SMSMessage, optedOut map[string]model.SMSOptOut) {
 // OptOut reads the opt-out of one of an account's remote numbers; found is
 // false when it has none.
 func (r SMS) OptOut(ctx context.Context, accountID, phone string) (model.SMSOptOut, bool, error) {
-	var o model.SMSOptOut
-	err := notFound(r.DB.NewSelect().Model(&o).Where("account_id = ? AND phone = ?", accountID, phone).Scan(ctx))
-	switch err {
-	case nil:
-		return o, true, nil
-	case model.ErrNotFound:
-		return o, false, nil
+	var outs []model.SMSOptOut
+	err := scanPrepared(ctx, r.DB, &outs, `SELECT `+columns[model.SMSOptOut]("")+` FROM sms_opt_outs WHERE account_id = $1 AND phone = $2`,
+		accountID, phone)
+	if err != nil {
+		return model.SMSOptOut{}, false, fmt.Errorf("read sms opt-out: %w", err)
 	}
-	return o, false, fmt.Errorf("read sms opt-out: %w", err)
+	if len(outs) == 0 {
+		return model.SMSOptOut{}, false, nil
+	}
+	return outs[0], true, nil
 }
 
 // OptOuts lists a page of an account's opt-outs, newest first.

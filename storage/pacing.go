@@ -49,10 +49,13 @@ func (r SMS) TakeTurn(ctx context.Context, messageID int64, held model.PaceTurn)
 	if !held.At.IsZero() {
 		heldAt = &held.At
 	}
-	// Most numbers have no pace: a plain read says so, and the statement
-	// below, several times dearer to plan, is left for the paced ones.
-	if err := r.DB.NewRaw(`SELECT EXISTS (SELECT FROM sms_messages m JOIN owned_numbers o ON o.phone = m.from_phone
-		WHERE m.id = ? AND m.status = ? AND o.messages_per_second IS NOT NULL)`, messageID, sms.Queued).Scan(ctx, &paced); err != nil || !paced {
+	// Most numbers have no pace: a plain read says so (prepared), and the
+	// statement below, several times dearer to plan, is left for the paced
+	// ones.
+	var pace []bool
+	err = scanPrepared(ctx, r.DB, &pace, `SELECT EXISTS (SELECT FROM sms_messages m JOIN owned_numbers o ON o.phone = m.from_phone
+		WHERE m.id = $1 AND m.status = $2 AND o.messages_per_second IS NOT NULL)`, messageID, sms.Queued)
+	if err != nil || len(pace) != 1 || !pace[0] {
 		return model.PaceTurn{}, 0, false, err
 	}
 	var got []struct {

@@ -1,18 +1,21 @@
 package storage
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
-	"parley/model"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"parley/model"
 )
 
 // RateCounters counts requests per key in fixed windows, in Postgres so every
 // API replica shares them.
-type RateCounters struct{ DB bun.IDB }
+type RateCounters struct{ DB *bun.DB }
 
 // Spend counts one request of a key in its windows, in order, in a single
 // statement (one round trip, whatever the number of windows): each window
@@ -30,10 +33,12 @@ func (r RateCounters) Spend(ctx context.Context, keyID int64, windows []model.Wi
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		fmt.Fprintf(&q, `w%d AS (INSERT INTO rate_counters (key_id, window_name, window_start, count) SELECT ?::bigint, ?::text, ?::timestamptz, 1`, i)
+		n := len(args)
+		fmt.Fprintf(&q, `w%d AS (INSERT INTO rate_counters (key_id, window_name, window_start, count) SELECT $%d::bigint, $%d::text, $%d::timestamptz, 1`,
+			i, n+1, n+2, n+3)
 		args = append(args, keyID, w.Name, w.Start.UTC())
 		if i > 0 {
-			fmt.Fprintf(&q, ` FROM w%d WHERE w%d.count <= ?`, i-1, i-1)
+			fmt.Fprintf(&q, ` FROM w%d WHERE w%d.count <= $%d::integer`, i-1, i-1, len(args)+1)
 			args = append(args, windows[i-1].Limit)
 		}
 		q.WriteString(` ON CONFLICT (key_id, window_name, window_start) DO UPDATE SET count = rate_counters.count + 1 RETURNING count)`)
@@ -45,15 +50,24 @@ func (r RateCounters) Spend(ctx context.Context, keyID int64, windows []model.Wi
 		}
 		fmt.Fprintf(&q, "coalesce((SELECT count FROM w%d), 0)", i)
 	}
+	// Prepared (see scanPrepared): every request of a key runs it.
+	rows, err := r.DB.DB.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("count request: %w", err)
+	}
+	defer rows.Close()
 	counts := make([]int, len(windows))
 	dest := make([]any, len(counts))
 	for i := range counts {
 		dest[i] = &counts[i]
 	}
-	if err := r.DB.NewRaw(q.String(), args...).Scan(ctx, dest...); err != nil {
+	if !rows.Next() {
+		return nil, fmt.Errorf("count request: %w", cmp.Or(rows.Err(), sql.ErrNoRows))
+	}
+	if err := rows.Scan(dest...); err != nil {
 		return nil, fmt.Errorf("count request: %w", err)
 	}
-	return counts, nil
+	return counts, rows.Err()
 }
 
 // Prune drops windows that started before cutoff.

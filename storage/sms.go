@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -376,21 +378,16 @@ func (r SMS) Message(ctx context.Context, id int64) (model.SMSMessage, error) {
 func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time, lease time.Duration) (model.SMSMessage, time.Time, error) {
 	// One statement in the usual case: the row as it was (locked, so two
 	// attempts cannot both pass the test) and the lease taken from it.
-	var taken struct {
+	var taken []struct {
 		model.SMSMessage
 		Until time.Time `bun:"lease_until"`
 	}
-	err := r.DB.NewRaw(`WITH old AS (SELECT * FROM sms_messages WHERE id = ? FOR NO KEY UPDATE)
-		UPDATE sms_messages m SET send_attempted_at = coalesce(old.send_attempted_at, ?),
-			send_lease_until = now() + ? * interval '1 microsecond'
-		FROM old
-		WHERE m.id = old.id AND old.status = ? AND (old.send_lease_until IS NULL OR old.send_lease_until <= now())
-		RETURNING old.*, m.send_lease_until AS lease_until`, id, now, lease.Microseconds(), sms.Queued).Scan(ctx, &taken)
-	if err == nil {
-		return taken.SMSMessage, taken.Until, nil
-	}
-	if notFound(err) != model.ErrNotFound {
+	err := scanPrepared(ctx, r.DB, &taken, startAttemptSQL(), id, now, lease.Microseconds(), sms.Queued)
+	if err != nil {
 		return model.SMSMessage{}, time.Time{}, fmt.Errorf("start an attempt at sms message %d: %w", id, err)
+	}
+	if len(taken) == 1 {
+		return taken[0].SMSMessage, taken[0].Until, nil
 	}
 	// No lease taken: the message is no longer queued, or another attempt
 	// holds it.
@@ -404,6 +401,15 @@ func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time, lease ti
 	}
 	return m, time.Time{}, &model.AttemptInFlightError{MessageID: id, Until: *m.SendLeaseUntil}
 }
+
+var startAttemptSQL = sync.OnceValue(func() string {
+	return `WITH old AS (SELECT ` + columns[model.SMSMessage]("") + ` FROM sms_messages WHERE id = $1 FOR NO KEY UPDATE)
+		UPDATE sms_messages m SET send_attempted_at = coalesce(old.send_attempted_at, $2::timestamptz),
+			send_lease_until = now() + $3::bigint * interval '1 microsecond'
+		FROM old
+		WHERE m.id = old.id AND old.status = $4 AND (old.send_lease_until IS NULL OR old.send_lease_until <= now())
+		RETURNING ` + columns[model.SMSMessage]("old.") + `, m.send_lease_until AS lease_until`
+})
 
 // EndAttempt gives up the send lease an attempt took (until, as
 // StartAttempt returned it), so that a retry need not wait for it to
@@ -441,30 +447,32 @@ func (r SMS) Accept(ctx context.Context, m model.SMSMessage, sid string, charge 
 		return fmt.Errorf("accept sms message %d: the movement must charge the message's account", m.ID)
 	}
 	jobKind, jobID, stage := jobOf(charge)
-	var got struct {
+	var got []struct {
 		Queued  bool `bun:"queued"`
 		Charged bool `bun:"charged"`
 	}
-	err := r.DB.NewRaw(`WITH q AS (SELECT m.id, m.thread_id FROM sms_messages m JOIN sms_threads t ON t.id = m.thread_id
-			WHERE m.id = ?0 AND m.status = ?1 FOR NO KEY UPDATE OF m, t),
-		b AS (UPDATE accounts SET balance_micros = balance_micros - ?2
-			WHERE id = ?3 AND balance_micros >= ?2 AND EXISTS (SELECT FROM q) RETURNING balance_micros),
+	err := scanPrepared(ctx, r.DB, &got, `WITH q AS (SELECT m.id, m.thread_id FROM sms_messages m JOIN sms_threads t ON t.id = m.thread_id
+			WHERE m.id = $1 AND m.status = $2 FOR NO KEY UPDATE OF m, t),
+		b AS (UPDATE accounts SET balance_micros = balance_micros - $3::bigint
+			WHERE id = $4 AND balance_micros >= $3::bigint AND EXISTS (SELECT FROM q) RETURNING balance_micros),
 		e AS (INSERT INTO credit_ledger (account_id, kind, service, amount_micros, balance_after, idempotency_key, note, job_kind, job_id, stage)
-			SELECT ?3, ?4, ?5, -?2, b.balance_micros, ?6, ?7, ?8, ?9, ?10 FROM b RETURNING id),
-		s AS (UPDATE sms_messages m SET upstream_sid = ?11, status = ?12, sent_at = now() FROM q
+			SELECT $4, $5, $6, -$3::bigint, b.balance_micros, $7, $8, $9, $10::bigint, $11 FROM b RETURNING id),
+		s AS (UPDATE sms_messages m SET upstream_sid = $12, status = $13, sent_at = now() FROM q
 			WHERE m.id = q.id AND EXISTS (SELECT FROM e) RETURNING m.thread_id),
 		t AS (UPDATE sms_threads t SET last_message_at = greatest(t.last_message_at, now()) FROM s WHERE t.id = s.thread_id)
 		SELECT EXISTS (SELECT FROM q) AS queued, EXISTS (SELECT FROM s) AS charged`,
 		m.ID, sms.Queued, charge.Amount, charge.AccountID, charge.Kind, charge.Service, charge.Key, charge.Note,
-		jobKind, jobID, stage, sid, sms.Sending).Scan(ctx, &got)
+		jobKind, jobID, stage, sid, sms.Sending)
 	switch {
 	case uniqueViolation(err, "credit_ledger_idempotency_key_key"):
 		return r.acceptPosted(ctx, m, sid, charge)
 	case err != nil:
 		return fmt.Errorf("accept sms message %d: %w", m.ID, conflict(err))
-	case !got.Queued:
+	case len(got) != 1:
+		return fmt.Errorf("accept sms message %d: %d rows, want 1", m.ID, len(got))
+	case !got[0].Queued:
 		return r.acceptUnsent(ctx, m, sid, charge)
-	case !got.Charged:
+	case !got[0].Charged:
 		acc, err := Accounts{DB: r.DB}.Get(ctx, m.AccountID)
 		if err != nil {
 			return err
@@ -647,9 +655,7 @@ func advance(ctx context.Context, db bun.IDB, sid, status, errorCode, errorMessa
 // the message as it is now and whether it moved.
 func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error) {
 	if status != sms.Undelivered && status != sms.Failed {
-		// One statement: sent and delivered (most callbacks) leave the
-		// batch's outcome as it is.
-		return advance(ctx, r.DB, sid, status, errorCode, errorMessage)
+		return r.advanceDelivery(ctx, sid, status)
 	}
 	// A failure, in one transaction: a reader never sees the message's
 	// late failure without the batch's new outcome, and a crash between the
@@ -672,6 +678,35 @@ func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMess
 		return err
 	})
 	return m, moved, err
+}
+
+// advanceDelivery is advance for a status that is no failure (sent,
+// delivered: two callbacks of every message) in one prepared statement; it
+// leaves the batch's outcome as it is.
+func (r SMS) advanceDelivery(ctx context.Context, sid, status string) (model.SMSMessage, bool, error) {
+	lower := sms.Below(status)
+	args := []any{status, sid}
+	in := make([]string, len(lower))
+	for i, l := range lower {
+		args = append(args, l)
+		in[i] = fmt.Sprintf("$%d", len(args))
+	}
+	set := "status = $1"
+	if status == sms.Delivered {
+		set += ", delivered_at = now()"
+	}
+	var moved []model.SMSMessage
+	err := scanPrepared(ctx, r.DB, &moved, `UPDATE sms_messages SET `+set+` WHERE upstream_sid = $2 AND status IN (`+
+		strings.Join(in, ", ")+`) RETURNING `+columns[model.SMSMessage](""), args...)
+	switch {
+	case err != nil:
+		return model.SMSMessage{}, false, fmt.Errorf("advance sms %s: %w", sid, err)
+	case len(moved) == 1:
+		return moved[0], true, nil
+	}
+	var m model.SMSMessage
+	err = r.DB.NewSelect().Model(&m).Where("upstream_sid = ?", sid).Scan(ctx)
+	return m, false, notFound(err)
 }
 
 // BatchMessageIDs are the ids of a batch's messages of one round (see

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -15,10 +16,17 @@ import (
 // threadSelect reads threads with their owned number's phone and their
 // remote number's opt-out; the thread table is aliased t.
 func (r SMS) threadSelect(dest any) *bun.SelectQuery {
-	return r.DB.NewSelect().Model(dest).ModelTableExpr("sms_threads AS t").
-		ColumnExpr("t.*, n.phone AS owned_number, o.since AS opt_out_since, o.source AS opt_out_source").
+	return r.DB.NewSelect().Model(dest).ModelTableExpr("sms_threads AS t").ColumnExpr(threadColumns()).
 		Join("JOIN owned_numbers AS n ON n.id = t.owned_number_id").
 		Join("LEFT JOIN sms_opt_outs AS o ON o.account_id = t.account_id AND o.phone = t.remote_phone")
+}
+
+// threadFrom is threadSelect's FROM, for the prepared reads of threads.
+const threadFrom = `FROM sms_threads AS t JOIN owned_numbers AS n ON n.id = t.owned_number_id
+	LEFT JOIN sms_opt_outs AS o ON o.account_id = t.account_id AND o.phone = t.remote_phone`
+
+func threadColumns() string {
+	return columns[model.SMSThread]("t.") + ", n.phone AS owned_number, o.since AS opt_out_since, o.source AS opt_out_source"
 }
 
 // Threads lists a page of an account's threads, latest activity first. The
@@ -30,6 +38,15 @@ func (r SMS) Threads(ctx context.Context, accountID string, f model.ThreadFilter
 	archived := "t.archived_at IS NULL"
 	if f.Archived {
 		archived = "t.archived_at IS NOT NULL"
+	}
+	if f.OwnedNumberID == 0 && f.Phone == "" && !f.Unread {
+		// The page most lists ask for, prepared (see scanPrepared).
+		err := scanPrepared(ctx, r.DB, &out, `SELECT `+threadColumns()+` `+threadFrom+` WHERE t.account_id = $1 AND `+archived+`
+			ORDER BY t.last_message_at DESC, t.id DESC LIMIT $2 OFFSET $3`, accountID, f.Limit, f.Offset)
+		if err != nil {
+			return nil, fmt.Errorf("list sms threads: %w", err)
+		}
+		return out, nil
 	}
 	q := r.threadSelect(&out).Where("t.account_id = ?", accountID).Where(archived).
 		OrderExpr("t.last_message_at DESC, t.id DESC").Limit(int64(f.Limit)).Offset(int64(f.Offset))
@@ -70,9 +87,15 @@ func (r SMS) Messages(ctx context.Context, accountID string, f model.MessageFilt
 
 // Thread reads one of an account's threads.
 func (r SMS) Thread(ctx context.Context, accountID string, id int64) (model.SMSThread, error) {
-	var t model.SMSThread
-	err := r.threadSelect(&t).Where("t.id = ? AND t.account_id = ?", id, accountID).Scan(ctx)
-	return t, notFound(err)
+	var ts []model.SMSThread
+	err := scanPrepared(ctx, r.DB, &ts, `SELECT `+threadColumns()+` `+threadFrom+` WHERE t.id = $1 AND t.account_id = $2`, id, accountID)
+	switch {
+	case err != nil:
+		return model.SMSThread{}, fmt.Errorf("read sms thread %d: %w", id, err)
+	case len(ts) == 0:
+		return model.SMSThread{}, model.ErrNotFound
+	}
+	return ts[0], nil
 }
 
 // ThreadMessages lists a thread's messages newest first: limit of them,
@@ -84,20 +107,20 @@ func (r SMS) Thread(ctx context.Context, accountID string, id int64) (model.SMST
 // schedule, batch), and the scan was most of the read's time.
 func (r SMS) ThreadMessages(ctx context.Context, threadID, before int64, limit int) ([]model.SMSMessage, error) {
 	out := []model.SMSMessage{}
-	q := r.DB.NewSelect().Model(&out).Column(conversationColumns...).
-		Where("thread_id = ?", threadID).OrderExpr("id DESC").Limit(int64(limit))
-	if before != 0 {
-		q = q.Where("id < ?", before)
+	if before == 0 {
+		before = math.MaxInt64
 	}
-	if err := q.Scan(ctx); err != nil {
+	err := scanPrepared(ctx, r.DB, &out, `SELECT `+conversationColumns+` FROM sms_messages
+		WHERE thread_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`, threadID, before, limit)
+	if err != nil {
 		return nil, fmt.Errorf("thread %d messages: %w", threadID, err)
 	}
 	return out, nil
 }
 
 // conversationColumns are the message columns a conversation shows.
-var conversationColumns = []string{"id", "thread_id", "direction", "kind", "from_phone", "to_phone", "body", "segments",
-	"encoding", "status", "upstream_sid", "error_code", "error_message", "price_micros", "sent_at", "delivered_at", "created_at"}
+const conversationColumns = `id, thread_id, direction, kind, from_phone, to_phone, body, segments,
+	encoding, status, upstream_sid, error_code, error_message, price_micros, sent_at, delivered_at, created_at`
 
 // UpdateThread applies a change to one of an account's threads and returns
 // the thread as it is now. Marking read zeroes the unread count and stamps
