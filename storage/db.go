@@ -57,6 +57,16 @@ func conflict(err error) error {
 	return err
 }
 
+// sqlState is the SQLSTATE of PostgreSQL's error in err, "" when err is
+// not PostgreSQL's answer (a broken connection, a cancelled context).
+func sqlState(err error) string {
+	var pgErr pgdriver.Error
+	if !errors.As(err, &pgErr) {
+		return ""
+	}
+	return pgErr.Field('C')
+}
+
 // uniqueViolation reports whether err is PostgreSQL's unique violation of
 // the constraint or index named constraint.
 func uniqueViolation(err error, constraint string) bool {
@@ -70,11 +80,7 @@ func uniqueViolation(err error, constraint string) bool {
 // clients"), or it is shutting down, restarting or starting up (57). Such a
 // request may succeed when retried, so callers answer 503, not 500.
 func Unavailable(err error) bool {
-	var pgErr pgdriver.Error
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	code := pgErr.Field('C')
+	code := sqlState(err)
 	if len(code) != 5 {
 		return false
 	}

@@ -51,11 +51,10 @@ func (r Jobs) ByIdempotencyKey(ctx context.Context, accountID, kind, key string)
 // keeps, newest first, with only the columns a list shows (listColumns).
 func (r Jobs) List(ctx context.Context, accountID, kind string, f model.JobFilter) ([]model.Job, error) {
 	jobs := make([]model.Job, 0, f.Limit)
-	if db, ok := r.DB.(*bun.DB); ok && f.FileName == "" && len(f.Statuses) == 0 && f.From.IsZero() && f.To.IsZero() {
-		// The page most lists ask for, prepared (see scanPrepared); not in
-		// a transaction, where no list is read.
+	if f.FileName == "" && len(f.Statuses) == 0 && f.From.IsZero() && f.To.IsZero() {
+		// The page most lists ask for, prepared (see queryPrepared).
 		before := cmp.Or(f.Before, math.MaxInt64)
-		err := scanPrepared(ctx, db, &jobs, `SELECT `+strings.Join(listColumns[kind], ", ")+` FROM jobs
+		err := scanPrepared(ctx, r.DB, &jobs, `SELECT `+strings.Join(listColumns[kind], ", ")+` FROM jobs
 			WHERE account_id = $1 AND kind = $2 AND deleted_at IS NULL AND id < $3 ORDER BY id DESC LIMIT $4`,
 			accountID, kind, before, f.Limit)
 		if err != nil {

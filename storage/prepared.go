@@ -2,8 +2,9 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
-	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -19,7 +20,7 @@ import (
 // than running them: docs/capacity.md. bun writes every query's arguments
 // into its text, so no query of bun's reaches the driver with arguments.
 // A query that does (one sent through the *sql.DB or *sql.Tx under bun,
-// with $1, $2, … placeholders: see scanPrepared) is prepared on its
+// with $1, $2, … placeholders: see queryPrepared) is prepared on its
 // connection the first time it runs there, and runs from then on as that
 // prepared statement, planned by PostgreSQL's plan cache. Its text must be
 // a constant: the statements are kept per connection, keyed by text, and
@@ -126,8 +127,7 @@ func runPrepared[T any](ctx context.Context, cn *preparingConn, query string, ru
 // answer (a broken connection, a cancelled read): what it would read next
 // is unknown.
 func (cn *preparingConn) failed(err error) error {
-	var pgErr pgdriver.Error
-	if !errors.As(err, &pgErr) {
+	if sqlState(err) == "" {
 		cn.Conn.Close()
 	}
 	return err
@@ -137,15 +137,8 @@ func (cn *preparingConn) failed(err error) error {
 // again: it does not exist on the server (26000), or a change of the schema
 // changed its result (0A000, "cached plan must not change result type").
 func stalePlan(err error) bool {
-	var pgErr pgdriver.Error
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	switch pgErr.Field('C') {
-	case "26000", "0A000":
-		return true
-	}
-	return false
+	code := sqlState(err)
+	return code == "26000" || code == "0A000"
 }
 
 // Close closes the connection; its prepared statements go with it.
@@ -154,15 +147,31 @@ func (cn *preparingConn) Close() error {
 	return cn.Conn.Close()
 }
 
-// scanPrepared runs query, a constant with $1, $2, … placeholders, as its
-// connection's prepared statement and scans the rows into dest as bun
-// scans a model (into a slice: no row leaves it empty).
-func scanPrepared(ctx context.Context, db *bun.DB, dest any, query string, args ...any) error {
-	rows, err := db.DB.QueryContext(ctx, query, args...)
+// queryPrepared runs query, a constant with $1, $2, … placeholders, as its
+// connection's prepared statement: through the database/sql handle under
+// db (a *bun.DB, or one of its transactions or connections), which hands
+// the arguments to the driver, where bun's own methods would write them
+// into the text.
+func queryPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (*sql.Rows, error) {
+	switch h := db.(type) {
+	case *bun.DB:
+		return h.DB.QueryContext(ctx, query, args...)
+	case bun.Tx:
+		return h.Tx.QueryContext(ctx, query, args...)
+	case bun.Conn:
+		return h.Conn.QueryContext(ctx, query, args...)
+	}
+	return nil, fmt.Errorf("storage: no prepared statements through %T", db)
+}
+
+// scanPrepared runs query as queryPrepared does and scans its rows into
+// dest as bun scans a model (into a slice: no row leaves it empty).
+func scanPrepared(ctx context.Context, db bun.IDB, dest any, query string, args ...any) error {
+	rows, err := queryPrepared(ctx, db, query, args...)
 	if err != nil {
 		return err
 	}
-	return db.ScanRows(ctx, rows, dest)
+	return db.NewSelect().DB().ScanRows(ctx, rows, dest)
 }
 
 // columns lists the columns of T's table (not its scan-only fields), each

@@ -1,9 +1,7 @@
 package storage
 
 import (
-	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -15,7 +13,7 @@ import (
 
 // RateCounters counts requests per key in fixed windows, in Postgres so every
 // API replica shares them.
-type RateCounters struct{ DB *bun.DB }
+type RateCounters struct{ DB bun.IDB }
 
 // Spend counts one request of a key in its windows, in order, in a single
 // statement (one round trip, whatever the number of windows): each window
@@ -50,24 +48,20 @@ func (r RateCounters) Spend(ctx context.Context, keyID int64, windows []model.Wi
 		}
 		fmt.Fprintf(&q, "coalesce((SELECT count FROM w%d), 0)", i)
 	}
-	// Prepared (see scanPrepared): every request of a key runs it.
-	rows, err := r.DB.DB.QueryContext(ctx, q.String(), args...)
+	// Prepared (see queryPrepared): every request of a key runs it.
+	rows, err := queryPrepared(ctx, r.DB, q.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("count request: %w", err)
 	}
-	defer rows.Close()
 	counts := make([]int, len(windows))
 	dest := make([]any, len(counts))
 	for i := range counts {
 		dest[i] = &counts[i]
 	}
-	if !rows.Next() {
-		return nil, fmt.Errorf("count request: %w", cmp.Or(rows.Err(), sql.ErrNoRows))
-	}
-	if err := rows.Scan(dest...); err != nil {
+	if err := r.DB.NewSelect().DB().ScanRows(ctx, rows, dest...); err != nil {
 		return nil, fmt.Errorf("count request: %w", err)
 	}
-	return counts, rows.Err()
+	return counts, nil
 }
 
 // Prune drops windows that started before cutoff.

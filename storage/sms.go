@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -402,14 +401,15 @@ func (r SMS) StartAttempt(ctx context.Context, id int64, now time.Time, lease ti
 	return m, time.Time{}, &model.AttemptInFlightError{MessageID: id, Until: *m.SendLeaseUntil}
 }
 
-var startAttemptSQL = sync.OnceValue(func() string {
+// startAttemptSQL is StartAttempt's statement.
+func startAttemptSQL() string {
 	return `WITH old AS (SELECT ` + columns[model.SMSMessage]("") + ` FROM sms_messages WHERE id = $1 FOR NO KEY UPDATE)
 		UPDATE sms_messages m SET send_attempted_at = coalesce(old.send_attempted_at, $2::timestamptz),
 			send_lease_until = now() + $3::bigint * interval '1 microsecond'
 		FROM old
 		WHERE m.id = old.id AND old.status = $4 AND (old.send_lease_until IS NULL OR old.send_lease_until <= now())
 		RETURNING ` + columns[model.SMSMessage]("old.") + `, m.send_lease_until AS lease_until`
-})
+}
 
 // EndAttempt gives up the send lease an attempt took (until, as
 // StartAttempt returned it), so that a retry need not wait for it to
@@ -629,22 +629,31 @@ func advance(ctx context.Context, db bun.IDB, sid, status, errorCode, errorMessa
 	if len(lower) == 0 {
 		return model.SMSMessage{}, false, fmt.Errorf("sms: %q is not a status a message moves to", status)
 	}
-	var m model.SMSMessage
-	q := db.NewUpdate().Model(&m).Set("status = ?", status).
-		Where("upstream_sid = ? AND status IN (?)", sid, bun.In(lower)).Returning("*")
+	// Prepared (see queryPrepared): every message's sent and delivered
+	// callbacks run it.
+	set, args := "status = $1", []any{status, sid}
 	if status == sms.Delivered {
-		q = q.Set("delivered_at = now()")
+		set += ", delivered_at = now()"
 	}
 	if (status == sms.Undelivered || status == sms.Failed) && errorCode != "" {
-		q = q.Set("error_code = ?, error_message = ?", errorCode, errorMessage)
+		set += ", error_code = $3, error_message = $4"
+		args = append(args, errorCode, errorMessage)
 	}
-	err := q.Scan(ctx)
-	if err == nil {
-		return m, true, nil
+	in := make([]string, len(lower))
+	for i, l := range lower {
+		args = append(args, l)
+		in[i] = fmt.Sprintf("$%d", len(args))
 	}
-	if notFound(err) != model.ErrNotFound {
-		return m, false, fmt.Errorf("advance sms %s: %w", sid, err)
+	var moved []model.SMSMessage
+	err := scanPrepared(ctx, db, &moved, `UPDATE sms_messages SET `+set+` WHERE upstream_sid = $2 AND status IN (`+
+		strings.Join(in, ", ")+`) RETURNING `+columns[model.SMSMessage](""), args...)
+	switch {
+	case err != nil:
+		return model.SMSMessage{}, false, fmt.Errorf("advance sms %s: %w", sid, err)
+	case len(moved) == 1:
+		return moved[0], true, nil
 	}
+	var m model.SMSMessage
 	err = db.NewSelect().Model(&m).Where("upstream_sid = ?", sid).Scan(ctx)
 	return m, false, notFound(err)
 }
@@ -655,7 +664,9 @@ func advance(ctx context.Context, db bun.IDB, sid, status, errorCode, errorMessa
 // the message as it is now and whether it moved.
 func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMessage string) (model.SMSMessage, bool, error) {
 	if status != sms.Undelivered && status != sms.Failed {
-		return r.advanceDelivery(ctx, sid, status)
+		// One statement: sent and delivered (most callbacks) leave the
+		// batch's outcome as it is.
+		return advance(ctx, r.DB, sid, status, errorCode, errorMessage)
 	}
 	// A failure, in one transaction: a reader never sees the message's
 	// late failure without the batch's new outcome, and a crash between the
@@ -678,35 +689,6 @@ func (r SMS) ApplyOutcome(ctx context.Context, sid, status, errorCode, errorMess
 		return err
 	})
 	return m, moved, err
-}
-
-// advanceDelivery is advance for a status that is no failure (sent,
-// delivered: two callbacks of every message) in one prepared statement; it
-// leaves the batch's outcome as it is.
-func (r SMS) advanceDelivery(ctx context.Context, sid, status string) (model.SMSMessage, bool, error) {
-	lower := sms.Below(status)
-	args := []any{status, sid}
-	in := make([]string, len(lower))
-	for i, l := range lower {
-		args = append(args, l)
-		in[i] = fmt.Sprintf("$%d", len(args))
-	}
-	set := "status = $1"
-	if status == sms.Delivered {
-		set += ", delivered_at = now()"
-	}
-	var moved []model.SMSMessage
-	err := scanPrepared(ctx, r.DB, &moved, `UPDATE sms_messages SET `+set+` WHERE upstream_sid = $2 AND status IN (`+
-		strings.Join(in, ", ")+`) RETURNING `+columns[model.SMSMessage](""), args...)
-	switch {
-	case err != nil:
-		return model.SMSMessage{}, false, fmt.Errorf("advance sms %s: %w", sid, err)
-	case len(moved) == 1:
-		return moved[0], true, nil
-	}
-	var m model.SMSMessage
-	err = r.DB.NewSelect().Model(&m).Where("upstream_sid = ?", sid).Scan(ctx)
-	return m, false, notFound(err)
 }
 
 // BatchMessageIDs are the ids of a batch's messages of one round (see

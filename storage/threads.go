@@ -40,7 +40,7 @@ func (r SMS) Threads(ctx context.Context, accountID string, f model.ThreadFilter
 		archived = "t.archived_at IS NOT NULL"
 	}
 	if f.OwnedNumberID == 0 && f.Phone == "" && !f.Unread {
-		// The page most lists ask for, prepared (see scanPrepared).
+		// The page most lists ask for, prepared (see queryPrepared).
 		err := scanPrepared(ctx, r.DB, &out, `SELECT `+threadColumns()+` `+threadFrom+` WHERE t.account_id = $1 AND `+archived+`
 			ORDER BY t.last_message_at DESC, t.id DESC LIMIT $2 OFFSET $3`, accountID, f.Limit, f.Offset)
 		if err != nil {

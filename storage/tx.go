@@ -3,12 +3,10 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"math/rand/v2"
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/driver/pgdriver"
 )
 
 // txAttempts bounds how often inTx runs a transaction that PostgreSQL
@@ -43,13 +41,6 @@ func inTx(ctx context.Context, db bun.IDB, opts *sql.TxOptions, fn func(context.
 // retryable reports whether PostgreSQL aborted a transaction that may
 // succeed when run again: a deadlock victim or a serialization failure.
 func retryable(err error) bool {
-	var pgErr pgdriver.Error
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	switch pgErr.Field('C') {
-	case "40P01", "40001":
-		return true
-	}
-	return false
+	code := sqlState(err)
+	return code == "40P01" || code == "40001"
 }
