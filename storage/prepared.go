@@ -94,7 +94,8 @@ func (cn *preparingConn) ExecContext(ctx context.Context, query string, args []d
 // it first if need be, or unprepared when the connection keeps
 // maxPrepared statements already. A statement PostgreSQL no longer has,
 // or whose result a migration has changed (its plan is stale), is
-// prepared again once. An error that is not PostgreSQL's leaves the
+// prepared again once (in a transaction, where the failed run aborted the
+// transaction, that fails too, and the next run prepares it). An error that is not PostgreSQL's leaves the
 // connection in an unknown state: it is closed, and database/sql drops it.
 func runPrepared[T any](ctx context.Context, cn *preparingConn, query string, run func(driver.Stmt) (T, error), unprepared func() (T, error)) (T, error) {
 	for attempt := 1; ; attempt++ {
