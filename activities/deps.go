@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"parley/model"
 	"parley/platform/i18n"
 	"parley/provider/media"
 )
@@ -25,6 +26,7 @@ type ObjectStore interface {
 	PutFile(ctx context.Context, key, path, contentType string) error
 	Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) (int64, error)
 	Open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error)
+	Stat(ctx context.Context, key string) (model.ObjectInfo, error)
 }
 
 // MediaTool is the part of ffmpeg/ffprobe activities use.

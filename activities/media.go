@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -130,11 +131,20 @@ func (a *Media) downloadError(err error) error {
 
 // PrepareAudio extracts 16 kHz mono WAV for the engine from in.SourceKey (the
 // job's media or its cleaned track) and measures its duration from the
-// decoded samples, which is what the job is billed for. The media was probed
-// on arrival (upload) or download, so it is not probed again.
+// decoded samples, which is what the job is billed for. A source that is
+// already such a WAV file is the job's audio as it is, measured by its
+// samples: nothing is decoded or stored again. The media was probed on
+// arrival (upload) or download, so it is not probed again.
 func (a *Media) PrepareAudio(ctx context.Context, in workflows.PrepareAudioInput) (workflows.AudioResult, error) {
 	defer keepAlive(ctx)()
 	enterStage(ctx, a.Jobs, in.JobID, jobspec.Extracting, 0)
+	layout, err := storedLayout(ctx, a.Objects, in.SourceKey)
+	if err != nil {
+		return workflows.AudioResult{}, err
+	}
+	if layout.Extracted() {
+		return workflows.AudioResult{AudioKey: in.SourceKey, DurationSec: layout.Seconds()}, nil
+	}
 	dir, cleanup, err := workDir(a.TempDir, in.JobID)
 	if err != nil {
 		return workflows.AudioResult{}, err
@@ -159,6 +169,35 @@ func (a *Media) PrepareAudio(ctx context.Context, in workflows.PrepareAudioInput
 		return workflows.AudioResult{}, err
 	}
 	return workflows.AudioResult{AudioKey: key, DurationSec: seconds}, nil
+}
+
+// wavHeadBytes is how much of a stored file is read to find its WAV layout:
+// the chunks before the samples (format, metadata, padding) are a few
+// kilobytes in the files recorders and editors write.
+const wavHeadBytes = 64 << 10
+
+// storedLayout is the WAV layout of the object at key, read from its first
+// wavHeadBytes; the zero layout when it is not a WAV file whose samples
+// start within them.
+func storedLayout(ctx context.Context, objects ObjectStore, key string) (media.WAVLayout, error) {
+	info, err := objects.Stat(ctx, key)
+	if err != nil || info.Size == 0 {
+		return media.WAVLayout{}, err
+	}
+	r, err := objects.Open(ctx, key, 0, min(info.Size, wavHeadBytes))
+	if err != nil {
+		return media.WAVLayout{}, err
+	}
+	defer r.Close()
+	head, err := io.ReadAll(r)
+	if err != nil {
+		return media.WAVLayout{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	layout, err := media.ParseWAVLayout(bytes.NewReader(head), info.Size)
+	if err != nil {
+		return media.WAVLayout{}, nil
+	}
+	return layout, nil
 }
 
 // CleanAudio runs noise reduction on the job's audio track and stores the

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"parley/model"
@@ -136,16 +135,7 @@ func (a *Speech) splitAudio(ctx context.Context, in workflows.SplitAudioInput) (
 		plan.Chunks = []workflows.Chunk{{AudioKey: in.AudioKey, EndSec: in.DurationSec}}
 		return plan, nil
 	}
-	dir, cleanup, err := workDir(a.TempDir, in.JobID)
-	if err != nil {
-		return workflows.SplitResult{}, err
-	}
-	defer cleanup()
-	wav := filepath.Join(dir, "audio.wav")
-	if err := a.Objects.GetFile(ctx, in.AudioKey, wav); err != nil {
-		return workflows.SplitResult{}, err
-	}
-	layout, spans, err := planChunks(wav, a.Split)
+	layout, spans, err := a.planChunks(ctx, in.AudioKey)
 	if err != nil {
 		return workflows.SplitResult{}, err
 	}
@@ -169,29 +159,45 @@ func (a *Speech) chunkQueue() string {
 	return workflows.SpeechTaskQueue
 }
 
-// planChunks measures the levels of the 16 kHz mono s16 WAV that
-// PrepareAudio writes and plans its chunks; the last ends at the last
-// sample.
-func planChunks(wav string, p chunking.Params) (media.WAVLayout, []chunking.Span, error) {
-	layout, err := media.ReadWAVLayout(wav)
+// planChunks measures the levels of the 16 kHz mono s16 WAV file at key
+// (what PrepareAudio gives) as it streams from the store, and plans its
+// chunks; the last ends at the last sample.
+func (a *Speech) planChunks(ctx context.Context, key string) (media.WAVLayout, []chunking.Span, error) {
+	layout, err := storedLayout(ctx, a.Objects, key)
 	if err != nil {
 		return layout, nil, err
 	}
 	if layout.BlockAlign != 2 {
-		return layout, nil, fmt.Errorf("split %s: want mono 16-bit samples, got %d-byte blocks", wav, layout.BlockAlign)
+		return layout, nil, fmt.Errorf("split %s: want a WAV file of mono 16-bit samples, got %d-byte blocks", key, layout.BlockAlign)
 	}
-	f, err := os.Open(wav)
+	r, err := a.Objects.Open(ctx, key, layout.DataOffset, layout.DataSize)
 	if err != nil {
 		return layout, nil, err
 	}
-	defer f.Close()
-	levels, err := chunking.Levels(io.NewSectionReader(f, layout.DataOffset, layout.DataSize), layout.ByteRate/2)
-	if err != nil {
-		return layout, nil, err
+	defer r.Close()
+	samples := &counted{r: r}
+	levels, err := chunking.Levels(samples, layout.ByteRate/2)
+	if err == nil && samples.n != layout.DataSize {
+		err = fmt.Errorf("read %d of %d bytes of samples", samples.n, layout.DataSize)
 	}
-	spans := chunking.Plan(levels, p)
+	if err != nil {
+		return layout, nil, fmt.Errorf("split %s: %w", key, err)
+	}
+	spans := chunking.Plan(levels, a.Split)
 	spans[len(spans)-1].End = layout.Seconds()
 	return layout, spans, nil
+}
+
+// counted is a reader that counts the bytes read through it.
+type counted struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counted) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // language is what the chunks are transcribed in: the job's pinned

@@ -75,6 +75,14 @@ func (m memObjects) Open(_ context.Context, key string, offset, length int64) (i
 	return io.NopCloser(bytes.NewReader(b[offset : offset+length])), nil
 }
 
+func (m memObjects) Stat(_ context.Context, key string) (model.ObjectInfo, error) {
+	b, ok := m[key]
+	if !ok {
+		return model.ObjectInfo{}, fmt.Errorf("no object %s", key)
+	}
+	return model.ObjectInfo{Size: int64(len(b))}, nil
+}
+
 // A split stores nothing: its chunks are ranges of the job's audio, each
 // read back as a WAV file of its own, and together they are every sample
 // of the audio once, in order.

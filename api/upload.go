@@ -33,5 +33,5 @@ func (s *Server) discard(c *gin.Context, up *multipartfile.Received) {
 
 // jobUpload is the job service's view of a received file.
 func jobUpload(f *multipartfile.File) jobs.Upload {
-	return jobs.Upload{Key: f.Key, FileName: f.Name, Digest: f.Digest}
+	return jobs.Upload{Key: f.Key, FileName: f.Name, Digest: f.Digest, Size: f.Size, Head: f.Head}
 }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"parley/devstack/testenv"
 	"parley/provider/speech"
 	"parley/rules/billing"
+	"parley/rules/jobspec"
 	"parley/rules/subtitles"
 )
 
@@ -69,6 +71,13 @@ func TestTranscriptionEndToEnd(t *testing.T) {
 				prev = w.Start
 			}
 			checkExports(t, p, key.Secret, j)
+			// A WAV file already in the engine's format (flite's 16 kHz
+			// mono) is the job's audio as it is; the video's track is
+			// extracted and stored.
+			_, err := p.objects.Stat(context.Background(), jobspec.AudioKey(j.ID))
+			if extracted := err == nil; extracted != strings.HasSuffix(file, ".mp4") {
+				t.Fatalf("%s: audio extracted and stored: %v (%v)", file, extracted, err)
+			}
 
 			charges := p.charges(j.ID)
 			if len(charges) != 1 || charges[0].AmountMicros.CostString() != "-"+j.CostUSD || j.CostUSD == "0.0000" {

@@ -2,6 +2,7 @@ package multipartfile
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -49,6 +50,9 @@ type File struct {
 	// part named none.
 	Name string
 	Size int64
+	// Head is the file's first HeadBytes (all of a shorter file): enough
+	// to tell its format without reading it back from the store.
+	Head []byte
 	// Digest fingerprints the content for idempotent replays: xxh3-128, a
 	// fast non-cryptographic hash (it only compares one account's requests
 	// made under one Idempotency-Key).
@@ -143,15 +147,21 @@ func readParts(mr *multipart.Reader, allowed []string, storeFile func(*multipart
 	}
 }
 
+// HeadBytes is how much of a received file File.Head keeps.
+const HeadBytes = 64 << 10
+
 func storeFile(ctx context.Context, store Store, part *multipart.Part, got *Received, maxBytes int64) (bool, error) {
-	content := bufio.NewReader(part)
-	if _, err := content.Peek(1); err == io.EOF && emptyFileInput(part) {
+	content := bufio.NewReaderSize(part, HeadBytes)
+	// A stream that breaks here breaks again in the store's read below,
+	// which reports it.
+	head, err := content.Peek(HeadBytes)
+	if len(head) == 0 && err == io.EOF && emptyFileInput(part) {
 		return false, nil
 	}
 	if err := textcheck.Name(part.FileName()); err != nil {
 		return true, problem.Invalid("file", "its file name "+err.Error())
 	}
-	f := &File{Name: fileName(part.FileName()), Key: jobspec.UploadPrefix + randomToken()}
+	f := &File{Name: fileName(part.FileName()), Key: jobspec.UploadPrefix + randomToken(), Head: bytes.Clone(head)}
 	got.File = f
 	hash := xxh3.New128()
 	counted := &countingReader{r: io.LimitReader(content, maxBytes+1)}

@@ -167,12 +167,15 @@ func (t Tool) Probe(ctx context.Context, path string) (Info, error) {
 	return info, nil
 }
 
+// extractedRate is the sample rate of the audio ExtractAudio writes.
+const extractedRate = 16000
+
 // ExtractAudio writes the first audio stream of in to out as 16 kHz mono
 // 16-bit WAV, the format speech engines expect.
 func (t Tool) ExtractAudio(ctx context.Context, in, out string) error {
 	err := t.ffmpegRun(ctx, []string{
 		"-i", in, "-map", "0:a:0", "-vn",
-		"-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav", out,
+		"-ac", "1", "-ar", strconv.Itoa(extractedRate), "-c:a", "pcm_s16le", "-f", "wav", out,
 	}, nil)
 	if err != nil {
 		return fmt.Errorf("media: extract audio: %w", err)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -69,6 +70,58 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(fixtures.dir)
 	}
 	os.Exit(code)
+}
+
+// ProbeWAV reads the 16-bit PCM WAV files ffmpeg writes, at any rate and
+// channel count, as ffprobe does, from their first bytes; it leaves every
+// other file to Probe, as it must a WAV file whose samples start past the
+// bytes it was given.
+func TestProbeWAVAgreesWithProbe(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, codec string
+		rate, ch    int
+		native      bool
+	}{
+		{"16k-mono.wav", "pcm_s16le", 16000, 1, true},
+		{"44k-stereo.wav", "pcm_s16le", 44100, 2, true},
+		{"8k-mono.wav", "pcm_s16le", 8000, 1, true},
+		{"float.wav", "pcm_f32le", 16000, 1, false},
+		{"24-bit.wav", "pcm_s24le", 48000, 2, false},
+		{"speech.mp3", "libmp3lame", 16000, 1, false},
+	} {
+		path := filepath.Join(dir, c.name)
+		if _, err := run(ctx, "ffmpeg", ffmpegArgs("-f", "lavfi", "-i", "sine=frequency=440:duration=2.5",
+			"-ar", strconv.Itoa(c.rate), "-ac", strconv.Itoa(c.ch), "-c:a", c.codec, path), nil); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, native := ProbeWAV(data[:min(len(data), 4096)], int64(len(data)))
+		if native != c.native {
+			t.Fatalf("%s: read natively %v, want %v", c.name, native, c.native)
+		}
+		if !native {
+			continue
+		}
+		want, err := NewTool().Probe(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got.DurationSec-want.DurationSec) > 0.001 {
+			t.Errorf("%s: %v s, ffprobe %v s", c.name, got.DurationSec, want.DurationSec)
+		}
+		got.DurationSec = want.DurationSec
+		if got != want {
+			t.Errorf("%s: %+v, ffprobe %+v", c.name, got, want)
+		}
+		if _, native := ProbeWAV(data[:20], int64(len(data))); native {
+			t.Errorf("%s: read natively from 20 bytes", c.name)
+		}
+	}
 }
 
 func TestProbe(t *testing.T) {

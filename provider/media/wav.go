@@ -1,6 +1,7 @@
 package media
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -28,9 +29,8 @@ type WAVLayout struct {
 // Seconds is how long the samples play.
 func (l WAVLayout) Seconds() float64 { return float64(l.DataSize) / float64(l.ByteRate) }
 
-// ReadWAVLayout reads the chunks of a PCM WAV file up to its samples. A data
-// chunk whose declared size runs past the end of the file (a writer that
-// could not seek back) is measured by what the file holds.
+// ReadWAVLayout reads the chunks of a PCM WAV file up to its samples
+// (ParseWAVLayout).
 func ReadWAVLayout(path string) (WAVLayout, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -41,25 +41,34 @@ func ReadWAVLayout(path string) (WAVLayout, error) {
 	if err != nil {
 		return WAVLayout{}, err
 	}
+	return ParseWAVLayout(f, st.Size())
+}
+
+// ParseWAVLayout reads the chunks of a PCM WAV file of size bytes up to its
+// samples; r need hold no more than the chunk headers before them. A data
+// chunk whose declared size runs past the end of the file (a writer that
+// could not seek back) is measured by what the file holds, and a last
+// partial sample is not counted.
+func ParseWAVLayout(r io.ReaderAt, size int64) (WAVLayout, error) {
 	var riff [12]byte
-	if _, err := io.ReadFull(f, riff[:]); err != nil || string(riff[0:4]) != "RIFF" || string(riff[8:12]) != "WAVE" {
+	if _, err := r.ReadAt(riff[:], 0); err != nil || string(riff[0:4]) != "RIFF" || string(riff[8:12]) != "WAVE" {
 		return WAVLayout{}, ErrNotWAV
 	}
 	var l WAVLayout
 	offset := int64(12)
 	for {
 		var hdr [8]byte
-		if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		if _, err := r.ReadAt(hdr[:], offset); err != nil {
 			return WAVLayout{}, fmt.Errorf("%w: no data chunk", ErrNotWAV)
 		}
 		offset += 8
-		size := int64(binary.LittleEndian.Uint32(hdr[4:8]))
+		chunk := int64(binary.LittleEndian.Uint32(hdr[4:8]))
 		switch string(hdr[0:4]) {
 		case "fmt ":
-			if size < 16 {
+			if chunk < 16 {
 				return WAVLayout{}, fmt.Errorf("%w: short fmt chunk", ErrNotWAV)
 			}
-			if _, err := io.ReadFull(f, l.Format[:]); err != nil {
+			if _, err := r.ReadAt(l.Format[:], offset); err != nil {
 				return WAVLayout{}, ErrNotWAV
 			}
 			l.ByteRate = int(binary.LittleEndian.Uint32(l.Format[8:12]))
@@ -68,15 +77,48 @@ func ReadWAVLayout(path string) (WAVLayout, error) {
 			if l.ByteRate == 0 || l.BlockAlign == 0 {
 				return WAVLayout{}, fmt.Errorf("%w: data before fmt", ErrNotWAV)
 			}
-			l.DataOffset, l.DataSize = offset, min(size, st.Size()-offset)
+			held := max(min(chunk, size-offset), 0)
+			l.DataOffset, l.DataSize = offset, held-held%int64(l.BlockAlign)
 			return l, nil
 		}
 		// Chunks are padded to an even length.
-		offset += size + size%2
-		if _, err := f.Seek(offset, io.SeekStart); err != nil {
-			return WAVLayout{}, err
-		}
+		offset += chunk + chunk%2
 	}
+}
+
+// Extracted reports whether the samples are already what ExtractAudio
+// writes, 16 kHz mono 16-bit PCM, every field of the format agreeing: such a
+// file is the engine's audio as it is.
+func (l WAVLayout) Extracted() bool {
+	channels, rate, ok := l.pcm16()
+	return ok && channels == 1 && rate == extractedRate
+}
+
+// pcm16 reports whether the file holds 16-bit PCM samples, its format's
+// byte rate and block size agreeing with its channels and sample rate, and
+// gives those.
+func (l WAVLayout) pcm16() (channels, rate int, ok bool) {
+	le := binary.LittleEndian
+	tag, bits := le.Uint16(l.Format[0:2]), le.Uint16(l.Format[14:16])
+	channels, rate = int(le.Uint16(l.Format[2:4])), int(le.Uint32(l.Format[4:8]))
+	ok = tag == 1 && bits == 16 && channels > 0 && rate > 0 &&
+		l.BlockAlign == 2*channels && l.ByteRate == rate*l.BlockAlign && l.DataSize > 0
+	return channels, rate, ok
+}
+
+// ProbeWAV is what Probe reports of a 16-bit PCM WAV file of size bytes,
+// read from its first bytes (head) alone: its duration measured by the
+// samples the file holds. It is false for any other file, and for a WAV
+// file whose samples start past head, which Probe must read.
+func ProbeWAV(head []byte, size int64) (Info, bool) {
+	l, err := ParseWAVLayout(bytes.NewReader(head), size)
+	if err != nil {
+		return Info{}, false
+	}
+	if _, _, ok := l.pcm16(); !ok {
+		return Info{}, false
+	}
+	return Info{DurationSec: l.Seconds(), HasAudio: true, AudioCodec: "pcm_s16le"}, true
 }
 
 // WAVDuration measures a PCM WAV file by its samples: the length of its data
@@ -88,23 +130,6 @@ func WAVDuration(path string) (float64, error) {
 		return 0, err
 	}
 	return l.Seconds(), nil
-}
-
-// CutWAV writes the samples of src (laid out as l) from second from to
-// second to into out, a WAV file of the same format. Both ends are rounded
-// down to a whole sample (Span), so consecutive cuts at the same second
-// share no sample and lose none.
-func CutWAV(src string, l WAVLayout, from, to float64, out string) error {
-	offset, size, err := l.Span(from, to)
-	if err != nil {
-		return err
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	return WriteWAV(out, l.Format, io.NewSectionReader(in, offset, size), size)
 }
 
 // Span is where the samples from second from to second to lie in the file

@@ -1,6 +1,7 @@
 package media
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -55,43 +56,83 @@ func TestWAVDurationCountsSamples(t *testing.T) {
 	}
 }
 
-// Cuts at consecutive seconds partition the samples: every byte lands in
-// exactly one piece, in order, and each piece is a WAV file of the source's
-// format.
-func TestCutWAVPartitionsTheSamples(t *testing.T) {
-	src := wav(t, 0xFFFFFFFF, 32000*3) // 3 s, size unset as ffmpeg leaves it on a pipe
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 32000 * 3 {
-		data[len(data)-32000*3+i] = byte(i * 7)
-	}
-	if err := os.WriteFile(src, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := ReadWAVLayout(src)
+// Spans at consecutive seconds partition the samples: every byte lies in
+// exactly one, in order, each starting on a sample.
+func TestSpansPartitionTheSamples(t *testing.T) {
+	l, err := ReadWAVLayout(wav(t, 0xFFFFFFFF, 32000*3)) // 3 s, size unset as ffmpeg leaves it on a pipe
 	if err != nil || l.Seconds() != 3 || l.BlockAlign != 2 {
 		t.Fatalf("layout %+v, %v", l, err)
 	}
 	cuts := []float64{0, 0.70003, 1.5, 3}
-	var joined []byte
+	next := l.DataOffset
 	for i := range len(cuts) - 1 {
-		out := filepath.Join(t.TempDir(), "piece.wav")
-		if err := CutWAV(src, l, cuts[i], cuts[i+1], out); err != nil {
-			t.Fatal(err)
+		offset, size, err := l.Span(cuts[i], cuts[i+1])
+		if err != nil || offset != next || (offset-l.DataOffset)%2 != 0 {
+			t.Fatalf("span %d: %d bytes at %d, %v; want it at %d", i, size, offset, err, next)
 		}
-		pl, err := ReadWAVLayout(out)
-		if err != nil || pl.Format != l.Format {
-			t.Fatalf("piece %d: %+v, %v", i, pl, err)
+		next = offset + size
+	}
+	if next != l.DataOffset+l.DataSize {
+		t.Fatalf("the spans end at %d, the samples at %d", next, l.DataOffset+l.DataSize)
+	}
+	if _, _, err := l.Span(2, 1); err == nil {
+		t.Fatal("a span ending before it starts was given")
+	}
+}
+
+// The layout can be read from the head of a file alone, given its size (a
+// stored object's first bytes), and a last partial sample is not counted.
+func TestParseWAVLayoutFromTheHead(t *testing.T) {
+	path := wav(t, 0xFFFFFFFF, 32001)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := data[:64]
+	l, err := ParseWAVLayout(bytes.NewReader(head), int64(len(data)))
+	if err != nil || l.DataSize != 32000 || l.Seconds() != 1 || !l.Extracted() {
+		t.Fatalf("layout %+v (extracted %v), %v", l, l.Extracted(), err)
+	}
+	// A head that ends before the data chunk's header is not enough.
+	if _, err := ParseWAVLayout(bytes.NewReader(data[:40]), int64(len(data))); !errors.Is(err, ErrNotWAV) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Only 16 kHz mono 16-bit PCM with every field agreeing is taken for what
+// ExtractAudio writes.
+func TestExtracted(t *testing.T) {
+	data, err := os.ReadFile(wav(t, 32000, 32000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	for _, c := range []struct {
+		name   string
+		at     int // offset of the field in the file
+		value  uint32
+		width  int
+		wanted bool
+	}{
+		{"as written", 0, 0, 0, true},
+		{"float samples", 20, 3, 2, false},
+		{"stereo", 22, 2, 2, false},
+		{"8 kHz", 24, 8000, 4, false},
+		{"a byte rate that disagrees", 28, 64000, 4, false},
+		{"a block that disagrees", 32, 4, 2, false},
+		{"24-bit samples", 34, 24, 2, false},
+		{"no samples", 52, 0, 4, false},
+	} {
+		b := bytes.Clone(data)
+		switch c.width {
+		case 2:
+			le.PutUint16(b[c.at:], uint16(c.value))
+		case 4:
+			le.PutUint32(b[c.at:], c.value)
 		}
-		piece, _ := os.ReadFile(out)
-		joined = append(joined, piece[pl.DataOffset:]...)
-	}
-	if string(joined) != string(data[l.DataOffset:]) {
-		t.Fatalf("pieces hold %d bytes, differing from the %d of the source", len(joined), l.DataSize)
-	}
-	if err := CutWAV(src, l, 2, 1, filepath.Join(t.TempDir(), "x.wav")); err == nil {
-		t.Fatal("a cut ending before it starts was written")
+		l, err := ParseWAVLayout(bytes.NewReader(b), int64(len(b)))
+		if err != nil || l.Extracted() != c.wanted {
+			t.Errorf("%s: extracted %v, want %v (%v)", c.name, l.Extracted(), c.wanted, err)
+		}
 	}
 }

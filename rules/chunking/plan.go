@@ -5,6 +5,7 @@
 package chunking
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -30,9 +31,11 @@ func Levels(r io.Reader, rate int) ([]float64, error) {
 		return nil, fmt.Errorf("chunking: sample rate %d", rate)
 	}
 	buf := make([]byte, 2*n)
+	// A frame is a few hundred bytes: read the source in larger blocks.
+	br := bufio.NewReaderSize(r, 64<<10)
 	var levels []float64
 	for {
-		got, err := io.ReadFull(r, buf)
+		got, err := io.ReadFull(br, buf)
 		if got >= 2 {
 			levels = append(levels, level(buf[:got-got%2]))
 		}

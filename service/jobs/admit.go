@@ -142,6 +142,10 @@ type Upload struct {
 	FileName string
 	// Digest fingerprints the content for idempotent replays.
 	Digest string
+	// Size is the file's length; Head its first bytes as received, which
+	// tell a WAV file's streams without ffprobe (media.ProbeWAV).
+	Size int64
+	Head []byte
 }
 
 // Options are what every job request carries.
@@ -325,17 +329,7 @@ func (s *Service) newJob(o Options) (model.Job, error) {
 // withMedia probes an upload from the store, refuses media the job cannot
 // use and prices every stage of the job for the media's duration.
 func (s *Service) withMedia(ctx context.Context, j *model.Job, up Upload) error {
-	link, err := s.d.Objects.PresignGet(ctx, up.Key, 5*time.Minute)
-	if err != nil {
-		return err
-	}
-	info, err := s.d.Media.Probe(ctx, link)
-	if errors.Is(err, media.ErrUnreadable) {
-		// ffprobe cannot tell a broken file from an unreachable store.
-		if _, statErr := s.d.Objects.Stat(ctx, up.Key); statErr != nil {
-			return problem.Wrap(problem.ServiceUnavailable, statErr)
-		}
-	}
+	info, err := s.probe(ctx, up)
 	if err := Accept(j.Kind, info, err); err != nil {
 		return err
 	}
@@ -344,6 +338,27 @@ func (s *Service) withMedia(ctx context.Context, j *model.Job, up Upload) error 
 		j.Width, j.Height = &info.Width, &info.Height
 	}
 	return jobspec.Price(&j.Costs, jobspec.Stages(j.Kind, j.UseVoiceCleanup), info.DurationSec, s.d.Prices.PerMinute(ctx))
+}
+
+// probe reads an upload's streams: a 16-bit PCM WAV file from the head
+// received of it, anything else with ffprobe through a short-lived link to
+// the store.
+func (s *Service) probe(ctx context.Context, up Upload) (media.Info, error) {
+	if info, ok := media.ProbeWAV(up.Head, up.Size); ok {
+		return info, nil
+	}
+	link, err := s.d.Objects.PresignGet(ctx, up.Key, 5*time.Minute)
+	if err != nil {
+		return media.Info{}, err
+	}
+	info, err := s.d.Media.Probe(ctx, link)
+	if errors.Is(err, media.ErrUnreadable) {
+		// ffprobe cannot tell a broken file from an unreachable store.
+		if _, statErr := s.d.Objects.Stat(ctx, up.Key); statErr != nil {
+			return media.Info{}, problem.Wrap(problem.ServiceUnavailable, statErr)
+		}
+	}
+	return info, err
 }
 
 // fromURL checks a URL job's address and names the job after it.

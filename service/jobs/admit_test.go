@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"testing"
@@ -121,6 +122,31 @@ func TestTranscriptionPricesEveryStage(t *testing.T) {
 	j := f.jobs.jobs[0]
 	// 90 s at 0.006 USD a minute.
 	if j.Costs.Transcription != 9000 || j.DurationSec == nil || *j.DurationSec != 90 || j.InputKind != "file" || *j.MediaKey != "u1" {
+		t.Fatalf("job %+v", j)
+	}
+}
+
+// A 16-bit PCM WAV upload is read from the head the API received of it: it
+// is priced for the samples it holds, whatever its header claims, and
+// ffprobe (here one that cannot read anything) is not run.
+func TestWAVUploadIsProbedFromItsHead(t *testing.T) {
+	f := newFixture(t, fakeProber{err: media.ErrUnreadable}, "u1")
+	le := binary.LittleEndian
+	head := append([]byte("RIFF\x00\x00\x00\x00WAVEfmt "), le.AppendUint32(nil, 16)...)
+	head = le.AppendUint16(head, 1)                // PCM
+	head = le.AppendUint16(head, 2)                // stereo
+	head = le.AppendUint32(head, 8000)             // sample rate
+	head = le.AppendUint32(head, 32000)            // byte rate
+	head = le.AppendUint16(head, 4)                // block align
+	head = le.AppendUint16(head, 16)               // bits
+	head = append(head, "data\xff\xff\xff\xff"...) // a size the file does not hold
+	up := upload("u1")
+	up.Head, up.Size = head, int64(len(head))+32000*45 // 45 s of samples
+	if _, err := f.svc.Transcription(context.Background(), TranscriptionRequest{Options: Options{AccountID: "acc_1"}, Upload: up}); err != nil {
+		t.Fatal(err)
+	}
+	// 45 s at 0.006 USD a minute.
+	if j := f.jobs.jobs[0]; j.DurationSec == nil || *j.DurationSec != 45 || j.Costs.Transcription != 4500 {
 		t.Fatalf("job %+v", j)
 	}
 }
