@@ -41,7 +41,7 @@ func (s *Server) createSubtitles(c *gin.Context) {
 
 // subtitlesRequest binds the form fields of a subtitle upload.
 func subtitlesRequest(c *gin.Context, up *multipartfile.Received) (jobs.SubtitlesRequest, error) {
-	req := jobs.SubtitlesRequest{Upload: jobUpload(up.File)}
+	req := jobs.SubtitlesRequest{Upload: jobs.UploadOf(up.File)}
 	var err error
 	if req.Options, err = jobOptions(c, up.Fields); err != nil {
 		return req, err

@@ -25,7 +25,7 @@ func (s *Server) createTranscription(c *gin.Context) {
 		if up, err = s.receiveUpload(c, transcribeFields...); err != nil {
 			break
 		}
-		upload := jobUpload(up.File)
+		upload := jobs.UploadOf(up.File)
 		req.Upload = &upload
 		req.Options, err = jobOptions(c, up.Fields)
 		if err != nil {

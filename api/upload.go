@@ -5,7 +5,6 @@ import (
 
 	"parley/platform/multipartfile"
 	"parley/platform/problem"
-	"parley/service/jobs"
 )
 
 // receiveUpload streams a multipart body through the one upload reader
@@ -29,9 +28,4 @@ func (s *Server) discard(c *gin.Context, up *multipartfile.Received) {
 	if err := multipartfile.Remove(c.Request.Context(), s.objects, up); err != nil {
 		s.entry(c).WithError(err).WithField("object", up.File.Key).Warn("remove refused upload")
 	}
-}
-
-// jobUpload is the job service's view of a received file.
-func jobUpload(f *multipartfile.File) jobs.Upload {
-	return jobs.Upload{Key: f.Key, FileName: f.Name, Digest: f.Digest, Size: f.Size, Head: f.Head}
 }

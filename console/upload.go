@@ -35,7 +35,8 @@ func (c *Console) readForm(g *gin.Context, allowed []string) (form, error) {
 	}
 	f.fields = got.Fields
 	if got.File != nil {
-		f.upload = &jobs.Upload{Key: got.File.Key, FileName: got.File.Name, Digest: got.File.Digest, Size: got.File.Size, Head: got.File.Head}
+		upload := jobs.UploadOf(got.File)
+		f.upload = &upload
 	}
 	return f, nil
 }

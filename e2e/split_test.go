@@ -82,21 +82,9 @@ func audible(s []float32) (first, last int) {
 }
 
 func writeWAV16(path string, samples []float32, rate int) error {
-	le := endian.LittleEndian
-	n := 2 * len(samples)
-	b := append([]byte("RIFF"), le.AppendUint32(nil, uint32(36+n))...)
-	b = append(b, "WAVEfmt "...)
-	b = le.AppendUint32(b, 16)
-	b = le.AppendUint16(b, 1)
-	b = le.AppendUint16(b, 1)
-	b = le.AppendUint32(b, uint32(rate))
-	b = le.AppendUint32(b, uint32(2*rate))
-	b = le.AppendUint16(b, 2)
-	b = le.AppendUint16(b, 16)
-	b = append(b, "data"...)
-	b = le.AppendUint32(b, uint32(n))
+	b := mediatest.PCM16Header(1, rate, uint32(2*len(samples)))
 	for _, s := range samples {
-		b = le.AppendUint16(b, uint16(int16(max(-1, min(s, 1))*32767)))
+		b = endian.LittleEndian.AppendUint16(b, uint16(int16(max(-1, min(s, 1))*32767)))
 	}
 	return os.WriteFile(path, b, 0o600)
 }

@@ -65,6 +65,25 @@ func ffmpeg(ctx context.Context, args ...string) error {
 	return nil
 }
 
+// PCM16Header is the 44-byte header of a 16-bit PCM WAV file of channels
+// at rate samples per second, whose data chunk declares dataSize bytes: the
+// samples follow it. The RIFF size wraps when dataSize claims more than a
+// WAV file holds, as a writer that cannot seek back leaves it.
+func PCM16Header(channels, rate int, dataSize uint32) []byte {
+	le := binary.LittleEndian
+	b := append([]byte("RIFF"), le.AppendUint32(nil, 36+dataSize)...)
+	b = append(b, "WAVEfmt "...)
+	b = le.AppendUint32(b, 16)
+	b = le.AppendUint16(b, 1) // PCM
+	b = le.AppendUint16(b, uint16(channels))
+	b = le.AppendUint32(b, uint32(rate))
+	b = le.AppendUint32(b, uint32(2*channels*rate)) // byte rate
+	b = le.AppendUint16(b, uint16(2*channels))      // block align
+	b = le.AppendUint16(b, 16)                      // bits
+	b = append(b, "data"...)
+	return le.AppendUint32(b, dataSize)
+}
+
 // ReadWAVMono reads a PCM (8/16/24/32-bit) or 32-bit float WAV file and
 // returns its samples in [-1, 1], channels averaged, and the sample rate.
 func ReadWAVMono(path string) ([]float32, int, error) {

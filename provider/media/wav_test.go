@@ -7,30 +7,19 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"parley/devstack/mediatest"
 )
 
 // wav writes a 16 kHz mono 16-bit WAV whose data chunk declares dataSize
 // bytes but holds actual bytes, with an extra chunk before it.
 func wav(t *testing.T, dataSize uint32, actual int) string {
 	t.Helper()
-	var b []byte
-	le := binary.LittleEndian
-	b = append(b, "RIFF"...)
-	b = le.AppendUint32(b, 0)
-	b = append(b, "WAVE"...)
-	b = append(b, "fmt "...)
-	b = le.AppendUint32(b, 16)
-	b = le.AppendUint16(b, 1)     // PCM
-	b = le.AppendUint16(b, 1)     // mono
-	b = le.AppendUint32(b, 16000) // sample rate
-	b = le.AppendUint32(b, 32000) // byte rate
-	b = le.AppendUint16(b, 2)     // block align
-	b = le.AppendUint16(b, 16)    // bits
-	b = append(b, "LIST"...)      // a chunk to skip, odd-sized and padded
-	b = le.AppendUint32(b, 3)
+	hdr := mediatest.PCM16Header(1, 16000, dataSize)
+	b := append(hdr[:36:36], "LIST"...) // a chunk to skip, odd-sized and padded
+	b = binary.LittleEndian.AppendUint32(b, 3)
 	b = append(b, 'a', 'b', 'c', 0)
-	b = append(b, "data"...)
-	b = le.AppendUint32(b, dataSize)
+	b = append(b, hdr[36:]...) // the data chunk's header
 	b = append(b, make([]byte, actual)...)
 	path := filepath.Join(t.TempDir(), "a.wav")
 	if err := os.WriteFile(path, b, 0o600); err != nil {

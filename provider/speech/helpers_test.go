@@ -1,10 +1,11 @@
 package speech
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"parley/devstack/mediatest"
 )
 
 // writeSilentWAV writes seconds of 16 kHz mono s16 silence and returns the
@@ -12,19 +13,7 @@ import (
 func writeSilentWAV(t *testing.T, seconds float64) (string, []byte) {
 	t.Helper()
 	n := int(seconds * 16000 * 2)
-	b := make([]byte, 44+n)
-	copy(b[0:], "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+n))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16)
-	binary.LittleEndian.PutUint16(b[20:], 1)
-	binary.LittleEndian.PutUint16(b[22:], 1)
-	binary.LittleEndian.PutUint32(b[24:], 16000)
-	binary.LittleEndian.PutUint32(b[28:], 32000)
-	binary.LittleEndian.PutUint16(b[32:], 2)
-	binary.LittleEndian.PutUint16(b[34:], 16)
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(n))
+	b := append(mediatest.PCM16Header(1, 16000, uint32(n)), make([]byte, n)...)
 	for i := 44; i < len(b); i += 2 { // a little non-zero content
 		b[i] = byte(i)
 	}

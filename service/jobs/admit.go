@@ -26,6 +26,7 @@ import (
 
 	"parley/model"
 	"parley/platform/i18n"
+	"parley/platform/multipartfile"
 	"parley/platform/netguard"
 	"parley/platform/problem"
 	"parley/provider/media"
@@ -146,6 +147,12 @@ type Upload struct {
 	// tell a WAV file's streams without ffprobe (media.ProbeWAV).
 	Size int64
 	Head []byte
+}
+
+// UploadOf is the job service's view of a file the API or the console
+// received.
+func UploadOf(f *multipartfile.File) Upload {
+	return Upload{Key: f.Key, FileName: f.Name, Digest: f.Digest, Size: f.Size, Head: f.Head}
 }
 
 // Options are what every job request carries.

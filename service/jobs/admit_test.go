@@ -2,13 +2,13 @@ package jobs
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
+	"parley/devstack/mediatest"
 	"parley/model"
 	"parley/platform/i18n"
 	"parley/platform/problem"
@@ -131,15 +131,7 @@ func TestTranscriptionPricesEveryStage(t *testing.T) {
 // ffprobe (here one that cannot read anything) is not run.
 func TestWAVUploadIsProbedFromItsHead(t *testing.T) {
 	f := newFixture(t, fakeProber{err: media.ErrUnreadable}, "u1")
-	le := binary.LittleEndian
-	head := append([]byte("RIFF\x00\x00\x00\x00WAVEfmt "), le.AppendUint32(nil, 16)...)
-	head = le.AppendUint16(head, 1)                // PCM
-	head = le.AppendUint16(head, 2)                // stereo
-	head = le.AppendUint32(head, 8000)             // sample rate
-	head = le.AppendUint32(head, 32000)            // byte rate
-	head = le.AppendUint16(head, 4)                // block align
-	head = le.AppendUint16(head, 16)               // bits
-	head = append(head, "data\xff\xff\xff\xff"...) // a size the file does not hold
+	head := mediatest.PCM16Header(2, 8000, 0xFFFFFFFF) // stereo, and a size the file does not hold
 	up := upload("u1")
 	up.Head, up.Size = head, int64(len(head))+32000*45 // 45 s of samples
 	if _, err := f.svc.Transcription(context.Background(), TranscriptionRequest{Options: Options{AccountID: "acc_1"}, Upload: up}); err != nil {
