@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,9 +59,35 @@ func parleyBinary(t testing.TB) string {
 // secret: the test platform's, so the links it signs open in the API.
 func startWorker(t testing.TB, env ...string) *exec.Cmd {
 	t.Helper()
+	return launchWorker(t, os.Stderr, append([]string{"PARLEY_LOG_LEVEL=warn"}, env...))
+}
+
+// startLoadedWorker is startWorker that returns once the worker has loaded
+// its speech engine's decoders, one per CPU slot (its "speech engine loaded"
+// log line): what follows runs on a worker as it is once running, not on
+// one still starting. The worker's log above info goes to the test's stderr.
+func startLoadedWorker(t testing.TB, env ...string) *exec.Cmd {
+	t.Helper()
+	log := &engineLog{loaded: make(chan error, 1)}
+	cmd := launchWorker(t, log, append([]string{"PARLEY_LOG_LEVEL=info"}, env...))
+	select {
+	case err := <-log.loaded:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the worker did not load its speech engine in 2 minutes")
+	}
+	return cmd
+}
+
+// launchWorker starts `parley worker` with env (later entries win), its
+// output to stderr, and kills it (and its children) when t ends.
+func launchWorker(t testing.TB, stderr io.Writer, env []string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(parleyBinary(t), "worker")
-	cmd.Env = append(append(os.Environ(), "PARLEY_LOG_LEVEL=warn", "PARLEY_MEDIA_SECRET="+testenv.Config(t).MediaSecret), env...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Env = append(append(os.Environ(), "PARLEY_MEDIA_SECRET="+testenv.Config(t).MediaSecret), env...)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -68,6 +97,45 @@ func startWorker(t testing.TB, env ...string) *exec.Cmd {
 		_ = cmd.Wait()
 	})
 	return cmd
+}
+
+// engineLog reads a worker's JSON log line by line: it reports on loaded
+// whether the speech engine loaded, and passes on the lines above info.
+// os/exec writes to it from one goroutine.
+type engineLog struct {
+	loaded  chan error // one value, the first outcome
+	partial []byte
+}
+
+func (l *engineLog) Write(p []byte) (int, error) {
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		l.line(l.partial[:i+1])
+		l.partial = l.partial[i+1:]
+	}
+}
+
+func (l *engineLog) line(line []byte) {
+	var entry struct{ Level, Msg string }
+	if json.Unmarshal(line, &entry) != nil || entry.Level != "info" && entry.Level != "debug" {
+		_, _ = os.Stderr.Write(line)
+	}
+	var outcome error
+	switch entry.Msg {
+	case "speech engine loaded":
+	case "speech engine not loaded":
+		outcome = fmt.Errorf("the worker did not load its speech engine: %s", bytes.TrimSpace(line))
+	default:
+		return
+	}
+	select {
+	case l.loaded <- outcome:
+	default:
+	}
 }
 
 // killDuring waits until the workflow's activity is running on the worker

@@ -194,9 +194,10 @@ func TestSplitAcrossWorkersSurvivesAKill(t *testing.T) {
 	acc, key := testenv.Account(t, p.db, testenv.AccountOpts{Balance: 10 * billing.MicrosPerUSD})
 	audio, reference, pauses := pausedSpeech(t, "ninety-seconds.wav", 90)
 	// Ten-second chunks, one at a time per worker: both workers must take
-	// chunks, and each runs several.
+	// chunks, and each runs several. Both have their decoder loaded before
+	// the upload, so neither starts the job behind the other.
 	env := []string{"PARLEY_SPLIT_ABOVE=20s", "PARLEY_CHUNK_LENGTH=10s", "PARLEY_SLOTS_CPU=1"}
-	first, second := startWorker(t, env...), startWorker(t, env...)
+	first, second := startLoadedWorker(t, env...), startLoadedWorker(t, env...)
 	identity := func(w *exec.Cmd) string { return fmt.Sprintf("%d@", w.Process.Pid) }
 
 	var created struct{ ID int64 }
