@@ -171,26 +171,21 @@ func (a *Media) PrepareAudio(ctx context.Context, in workflows.PrepareAudioInput
 	return workflows.AudioResult{AudioKey: key, DurationSec: seconds}, nil
 }
 
-// wavHeadBytes is how much of a stored file is read to find its WAV layout:
-// the chunks before the samples (format, metadata, padding) are a few
-// kilobytes in the files recorders and editors write.
-const wavHeadBytes = 64 << 10
-
 // storedLayout is the WAV layout of the object at key, read from its first
-// wavHeadBytes; the zero layout when it is not a WAV file whose samples
-// start within them.
+// media.WAVHeadBytes; the zero layout when it is not a WAV file whose
+// samples start within them.
 func storedLayout(ctx context.Context, objects ObjectStore, key string) (media.WAVLayout, error) {
 	info, err := objects.Stat(ctx, key)
 	if err != nil || info.Size == 0 {
 		return media.WAVLayout{}, err
 	}
-	r, err := objects.Open(ctx, key, 0, min(info.Size, wavHeadBytes))
+	head := make([]byte, min(info.Size, media.WAVHeadBytes))
+	r, err := objects.Open(ctx, key, 0, int64(len(head)))
 	if err != nil {
 		return media.WAVLayout{}, err
 	}
 	defer r.Close()
-	head, err := io.ReadAll(r)
-	if err != nil {
+	if _, err := io.ReadFull(r, head); err != nil {
 		return media.WAVLayout{}, fmt.Errorf("read %s: %w", key, err)
 	}
 	layout, err := media.ParseWAVLayout(bytes.NewReader(head), info.Size)

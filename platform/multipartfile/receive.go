@@ -147,7 +147,8 @@ func readParts(mr *multipart.Reader, allowed []string, storeFile func(*multipart
 	}
 }
 
-// HeadBytes is how much of a received file File.Head keeps.
+// HeadBytes is how much of a received file File.Head keeps: as much as
+// media.ProbeWAV reads a WAV file's layout from (media.WAVHeadBytes).
 const HeadBytes = 64 << 10
 
 func storeFile(ctx context.Context, store Store, part *multipart.Part, got *Received, maxBytes int64) (bool, error) {

@@ -106,10 +106,16 @@ func (l WAVLayout) pcm16() (channels, rate int, ok bool) {
 	return channels, rate, ok
 }
 
+// WAVHeadBytes is how much of a file's start to give ProbeWAV or
+// ParseWAVLayout: the chunks before the samples (format, metadata, padding)
+// are a few kilobytes in the files recorders and editors write.
+const WAVHeadBytes = 64 << 10
+
 // ProbeWAV is what Probe reports of a 16-bit PCM WAV file of size bytes,
-// read from its first bytes (head) alone: its duration measured by the
-// samples the file holds. It is false for any other file, and for a WAV
-// file whose samples start past head, which Probe must read.
+// read from its first bytes (head, WAVHeadBytes or all of a shorter file)
+// alone: its duration measured by the samples the file holds. It is false
+// for any other file, and for a WAV file whose samples start past head,
+// which Probe must read.
 func ProbeWAV(head []byte, size int64) (Info, bool) {
 	l, err := ParseWAVLayout(bytes.NewReader(head), size)
 	if err != nil {
